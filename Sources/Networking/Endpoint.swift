@@ -1,0 +1,68 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One API call: where it goes and what it sends.
+///
+/// Conform a struct, or an enum with one case per call (as with Moya); only ``baseURL`` and ``path``
+/// are required, everything else has a default.
+///
+/// ```swift
+/// enum UserAPI: Endpoint {
+///     case user(id: Int)
+///     case search(String)
+///
+///     var baseURL: URL { URL(string: "https://api.example.com/v1/")! }
+///     var path: String {
+///         switch self {
+///         case .user(let id): return "/users/\(id)"
+///         case .search: return "/users/search"
+///         }
+///     }
+///     var queryItems: [URLQueryItem] {
+///         guard case .search(let text) = self else { return [] }
+///         return [URLQueryItem(name: "q", value: text)]
+///     }
+/// }
+/// ```
+public protocol Endpoint: Sendable {
+    /// The API's base URL, e.g. `https://api.example.com/v1/`. A trailing slash is optional.
+    var baseURL: URL { get }
+    /// The path appended to ``baseURL``, unescaped (`/users/홍길동` is fine). Leading and trailing
+    /// slashes are joined with the base URL's without doubling or dropping one. Default: `""`.
+    var path: String { get }
+    /// The method. Default: `.get`.
+    var method: HTTPMethod { get }
+    /// Header fields set on the request; they win over the `Content-Type` the body implies. Default: none.
+    var headers: [String: String] { get }
+    /// Query items appended after any query in ``baseURL``, names and values unescaped. Default: none.
+    var queryItems: [URLQueryItem] { get }
+    /// The body. Default: ``RequestBody/none``.
+    var body: RequestBody { get }
+    /// The request timeout in seconds, or `nil` for the session configuration's. Default: `nil`.
+    var timeout: TimeInterval? { get }
+    /// The status codes that count as success; any other throws ``NetworkError/invalidStatusCode(_:)``.
+    /// Default: `200..<300`.
+    var acceptableStatusCodes: Set<Int> { get }
+    /// Whether this call needs the user's credentials. Authentication interceptors attach no token to a
+    /// call that returns `false` (sign-in, sign-up, token refresh) and never refresh because of it.
+    /// Default: `true`.
+    var requiresAuthentication: Bool { get }
+}
+
+extension Endpoint {
+    public var path: String { "" }
+    public var method: HTTPMethod { .get }
+    public var headers: [String: String] { [:] }
+    public var queryItems: [URLQueryItem] { [] }
+    public var body: RequestBody { .none }
+    public var timeout: TimeInterval? { nil }
+    public var acceptableStatusCodes: Set<Int> { Endpoint2xx.codes }
+    public var requiresAuthentication: Bool { true }
+}
+
+/// The default acceptable status codes, built once.
+enum Endpoint2xx {
+    static let codes = Set(200..<300)
+}

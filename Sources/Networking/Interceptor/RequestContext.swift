@@ -1,0 +1,38 @@
+import Foundation
+
+/// What interceptors know about one call to the provider, across all of its attempts.
+///
+/// The provider makes one context per call and passes the same instance to every adapt and retry of
+/// that call. Interceptors may keep per-call notes in it with ``subscript(_:)`` (for example,
+/// ``AuthInterceptor`` notes that it has already retried this call for authentication).
+public final class RequestContext: @unchecked Sendable {
+    // @unchecked: every mutable property is guarded by `lock`.
+
+    /// The endpoint this call was built from.
+    public let endpoint: any Endpoint
+    private let lock = NSLock()
+    private var _retryCount = 0
+    private var notes: [String: any Sendable] = [:]
+
+    /// Creates a context for a call to `endpoint`.
+    public init(endpoint: any Endpoint) {
+        self.endpoint = endpoint
+    }
+
+    /// How many times this call has been retried so far: 0 during the first attempt.
+    public var retryCount: Int {
+        lock.lock(); defer { lock.unlock() }
+        return _retryCount
+    }
+
+    /// A per-call note kept by an interceptor; use a key that names your interceptor.
+    public subscript(key: String) -> (any Sendable)? {
+        get { lock.lock(); defer { lock.unlock() }; return notes[key] }
+        set { lock.lock(); defer { lock.unlock() }; notes[key] = newValue }
+    }
+
+    func recordRetry() {
+        lock.lock(); defer { lock.unlock() }
+        _retryCount += 1
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Every error the provider throws, in cases a caller can switch on.
+///
+/// Descriptions say what happened without header values, bodies or query strings, so they are safe
+/// to log: a token never appears in one.
+///
+/// ```swift
+/// do {
+///     let user = try await provider.request(UserAPI.user(id: 1), as: User.self)
+/// } catch NetworkError.invalidStatusCode(404) {
+///     showNotFound()
+/// } catch NetworkError.transportFailed(let error) where error.code == .notConnectedToInternet {
+///     showOffline()
+/// }
+/// ```
+public enum NetworkError: Error, Sendable {
+    /// The endpoint's URL could not be built; the text names what was wrong.
+    case invalidURL(String)
+    /// The request body could not be encoded; carries the encoder's error.
+    case encodingFailed(any Error)
+    /// The request never got an HTTP response: offline, timed out, connection lost, TLS failure, ...
+    case transportFailed(URLError)
+    /// The server answered with a status the endpoint does not accept (by default, anything outside 2xx).
+    case invalidStatusCode(Int)
+    /// The response body could not be decoded as `type`.
+    case decodingFailed(type: String, error: DecodingError)
+    /// The calling task was cancelled; the request was stopped and not retried.
+    case cancelled
+    /// The retriers asked for more attempts than the provider's hard cap allows; carries the cap and the
+    /// error of the last attempt.
+    case tooManyAttempts(Int, lastError: any Error)
+    /// The user's session is over: the refresh token was rejected and the stored credential cleared.
+    /// The app should ask the user to sign in again.
+    case sessionExpired
+    /// The call needs authentication but no credential is stored (the user has not signed in).
+    case missingCredential
+    /// More token refreshes happened in a short window than the interceptor allows: a server or clock
+    /// bug, stopped instead of hammering the auth server. Carries the count and the window in seconds.
+    case excessiveRefresh(count: Int, window: TimeInterval)
+}
+
+extension NetworkError: CustomStringConvertible, LocalizedError {
+    public var description: String {
+        switch self {
+        case let .invalidURL(reason):
+            return "Invalid URL: \(reason)."
+        case let .encodingFailed(error):
+            return "The request body could not be encoded (\(type(of: error)))."
+        case let .transportFailed(error):
+            return "The request failed before a response arrived: URLError \(error.code.rawValue)."
+        case let .invalidStatusCode(code):
+            return "The server answered with unacceptable status code \(code)."
+        case let .decodingFailed(type, error):
+            return "The response could not be decoded as \(type): \(Self.summary(of: error))."
+        case .cancelled:
+            return "The request was cancelled."
+        case let .tooManyAttempts(count, lastError):
+            return "The request was given up after \(count) attempts; the last one failed with: \(Self.describe(lastError))"
+        case .sessionExpired:
+            return "The session has expired; the user must sign in again."
+        case .missingCredential:
+            return "The call needs authentication but no credential is stored."
+        case let .excessiveRefresh(count, window):
+            return "The access token was refreshed \(count) times within \(Int(window)) seconds; refreshing stopped."
+        }
+    }
+
+    public var errorDescription: String? { description }
+
+    /// A decoding error's kind and coding path, without the debug text (which can quote values).
+    private static func summary(of error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
+            return keys.isEmpty ? "at the top level" : "at \(keys.joined(separator: "."))"
+        }
+        switch error {
+        case let .typeMismatch(type, context): return "type mismatch for \(type) \(path(context))"
+        case let .valueNotFound(type, context): return "missing value of \(type) \(path(context))"
+        case let .keyNotFound(key, context): return "missing key \"\(key.stringValue)\" \(path(context))"
+        case let .dataCorrupted(context): return "data corrupted \(path(context))"
+        @unknown default: return "unknown decoding error"
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        (error as? NetworkError)?.description ?? "\(type(of: error))"
+    }
+}

@@ -1,0 +1,199 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Turns a response with an unacceptable status into the app's own error, or returns `nil` to throw
+/// ``NetworkError/invalidStatusCode(_:)``. Real APIs put their error codes in the body.
+public typealias ErrorResponseMapper = @Sendable (Response) -> (any Error)?
+
+/// Sends endpoints through `URLSession` and runs every attempt through the interceptors:
+/// build → adapt → send → validate → on error ask the retriers → retry or throw.
+///
+/// The provider owns its `URLSession` (made from the configuration you give it, with its own session
+/// delegate, which strips credentials from cross-origin redirects) and invalidates it when released.
+///
+/// ```swift
+/// let provider = NetworkProvider(interceptor: auth, errorMapper: { response in
+///     try? JSONDecoder().decode(APIError.self, from: response.data)
+/// })
+/// let user = try await provider.request(UserAPI.user(id: 1), as: User.self)
+/// ```
+public final class NetworkProvider: NetworkProviding {
+    /// The default hard cap on attempts per call (the first attempt plus five retries).
+    public static let defaultMaximumAttempts = 6
+
+    /// The session every request is sent through.
+    public let session: URLSession
+    /// The provider-wide interceptor; it runs before any per-call interceptor (adapt and retry).
+    public let interceptor: (any RequestInterceptor)?
+    /// The hard cap on attempts per call, which no retrier can exceed.
+    public let maximumAttempts: Int
+    private let encoder: JSONEncoder
+    private let decoder: JSONDecoder
+    private let errorMapper: ErrorResponseMapper?
+
+    /// Creates a provider.
+    ///
+    /// - Parameters:
+    ///   - configuration: the session configuration (copied); `.default` unless you need your own.
+    ///   - interceptor: the provider-wide interceptor, e.g. an ``AuthInterceptor``.
+    ///   - encoder: encodes ``RequestBody/json(_:encoder:)`` bodies that name no encoder.
+    ///   - decoder: decodes ``request(_:as:interceptor:)`` results.
+    ///   - maximumAttempts: the hard cap on attempts per call, at least 1; default
+    ///     ``defaultMaximumAttempts`` (6). When a retrier asks for more, the call throws
+    ///     ``NetworkError/tooManyAttempts(_:lastError:)``.
+    ///   - errorMapper: turns an unacceptable response into the app's error; see ``ErrorResponseMapper``.
+    public init(
+        configuration: URLSessionConfiguration = .default,
+        interceptor: (any RequestInterceptor)? = nil,
+        encoder: JSONEncoder = JSONEncoder(),
+        decoder: JSONDecoder = JSONDecoder(),
+        maximumAttempts: Int = NetworkProvider.defaultMaximumAttempts,
+        errorMapper: ErrorResponseMapper? = nil
+    ) {
+        self.session = URLSession(configuration: configuration, delegate: SessionDelegate(), delegateQueue: nil)
+        self.interceptor = interceptor
+        self.encoder = encoder
+        self.decoder = decoder
+        self.maximumAttempts = max(1, maximumAttempts)
+        self.errorMapper = errorMapper
+    }
+
+    deinit {
+        session.finishTasksAndInvalidate()
+    }
+
+    public func request<T: Decodable>(
+        _ endpoint: some Endpoint,
+        as type: T.Type,
+        interceptor: (any RequestInterceptor)? = nil
+    ) async throws -> T {
+        let response = try await response(endpoint, interceptor: interceptor)
+        do {
+            return try decoder.decode(T.self, from: response.data)
+        } catch let error as DecodingError {
+            throw NetworkError.decodingFailed(type: String(describing: T.self), error: error)
+        }
+    }
+
+    public func response(
+        _ endpoint: some Endpoint,
+        interceptor: (any RequestInterceptor)? = nil
+    ) async throws -> Response {
+        let built = try endpoint.urlRequest(encoder: encoder)
+        let chain = chain(with: interceptor)
+        let context = RequestContext(endpoint: endpoint)
+        var attempts = 0
+        while true {
+            attempts += 1
+            if Task.isCancelled { throw NetworkError.cancelled }
+            var sent = built
+            var response: Response?
+            do {
+                if let chain { sent = try await chain.adapt(built, for: context) }
+                let (data, httpResponse) = try await send(sent)
+                response = Response(data: data, httpResponse: httpResponse, request: sent)
+                return try validate(response!, for: endpoint)
+            } catch {
+                let error = Self.normalize(error)
+                if case NetworkError.cancelled = error { throw error }
+                guard let chain else { throw error }
+                switch await chain.retry(sent, dueTo: error, response: response, context: context) {
+                case .doNotRetry:
+                    throw error
+                case .doNotRetryWithError(let replacement):
+                    throw replacement
+                case .retry:
+                    guard attempts < maximumAttempts else { throw NetworkError.tooManyAttempts(attempts, lastError: error) }
+                case .retryWithDelay(let seconds):
+                    guard attempts < maximumAttempts else { throw NetworkError.tooManyAttempts(attempts, lastError: error) }
+                    try await Self.sleep(seconds: seconds)
+                }
+                context.recordRetry()
+            }
+        }
+    }
+
+    /// The provider's interceptor followed by the call's, or whichever exists.
+    private func chain(with callInterceptor: (any RequestInterceptor)?) -> (any RequestInterceptor)? {
+        switch (interceptor, callInterceptor) {
+        case let (provider?, call?): return Interceptor(interceptors: [provider, call])
+        case let (provider?, nil): return provider
+        case let (nil, call?): return call
+        case (nil, nil): return nil
+        }
+    }
+
+    private func validate(_ response: Response, for endpoint: some Endpoint) throws -> Response {
+        guard endpoint.acceptableStatusCodes.contains(response.statusCode) else {
+            throw errorMapper?(response) ?? NetworkError.invalidStatusCode(response.statusCode)
+        }
+        return response
+    }
+
+    /// Sends one request; cancelling the calling task cancels the `URLSessionTask` at once.
+    private func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        let handle = TaskHandle()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, HTTPURLResponse), any Error>) in
+                let task = session.dataTask(with: request) { data, response, error in
+                    if let error {
+                        continuation.resume(throwing: error)
+                    } else if let httpResponse = response as? HTTPURLResponse {
+                        continuation.resume(returning: (data ?? Data(), httpResponse))
+                    } else {
+                        continuation.resume(throwing: URLError(.badServerResponse))
+                    }
+                }
+                handle.start(task)
+            }
+        } onCancel: {
+            handle.cancel()
+        }
+    }
+
+    /// Maps what URLSession and Swift concurrency throw to ``NetworkError`` where one fits.
+    static func normalize(_ error: any Error) -> any Error {
+        if error is CancellationError || Task.isCancelled { return NetworkError.cancelled }
+        if let urlError = error as? URLError {
+            return urlError.code == .cancelled ? NetworkError.cancelled : NetworkError.transportFailed(urlError)
+        }
+        return error
+    }
+
+    static func sleep(seconds: TimeInterval) async throws {
+        guard seconds > 0 else { return }
+        do {
+            try await Task.sleep(nanoseconds: UInt64(min(seconds, 86_400) * 1_000_000_000))
+        } catch {
+            throw NetworkError.cancelled
+        }
+    }
+}
+
+/// The `URLSessionTask` of one attempt, so that cancelling the calling task can cancel it, whichever
+/// of the two happens first.
+private final class TaskHandle: @unchecked Sendable {
+    // @unchecked: `task` and `isCancelled` are guarded by `lock`.
+    private let lock = NSLock()
+    private var task: URLSessionTask?
+    private var isCancelled = false
+
+    func start(_ task: URLSessionTask) {
+        lock.lock()
+        self.task = task
+        let cancelled = isCancelled
+        lock.unlock()
+        task.resume()
+        if cancelled { task.cancel() }
+    }
+
+    func cancel() {
+        lock.lock()
+        isCancelled = true
+        let task = self.task
+        lock.unlock()
+        task?.cancel()
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What a repository needs from the network: send an endpoint, get a decoded value or a ``Response``.
+///
+/// Repositories depend on this protocol and receive a ``NetworkProvider`` through their initializer,
+/// so a test can hand them a provider wired to `NetworkingTestSupport`'s mock (or a fake of its own).
+///
+/// ```swift
+/// struct UserRepository {
+///     let network: any NetworkProviding
+///     func user(id: Int) async throws -> User {
+///         try await network.request(UserAPI.user(id: id), as: User.self)
+///     }
+/// }
+/// ```
+public protocol NetworkProviding: Sendable {
+    /// Sends `endpoint` and decodes the body as `type`.
+    ///
+    /// - Parameter interceptor: runs after the provider's own interceptor, for this call only.
+    func request<T: Decodable>(
+        _ endpoint: some Endpoint,
+        as type: T.Type,
+        interceptor: (any RequestInterceptor)?
+    ) async throws -> T
+
+    /// Sends `endpoint` and returns the raw response (body, HTTP response, request as sent).
+    ///
+    /// - Parameter interceptor: runs after the provider's own interceptor, for this call only.
+    func response(
+        _ endpoint: some Endpoint,
+        interceptor: (any RequestInterceptor)?
+    ) async throws -> Response
+}
+
+extension NetworkProviding {
+    /// Sends `endpoint` and decodes the body as `type`, with the provider's interceptor only.
+    public func request<T: Decodable>(_ endpoint: some Endpoint, as type: T.Type) async throws -> T {
+        try await request(endpoint, as: type, interceptor: nil)
+    }
+
+    /// Sends `endpoint` and returns the raw response, with the provider's interceptor only.
+    public func response(_ endpoint: some Endpoint) async throws -> Response {
+        try await response(endpoint, interceptor: nil)
+    }
+
+    /// Sends `endpoint` and ignores the body: for `204 No Content` and other calls that return nothing
+    /// the caller needs. Throws like the other variants when the status is not acceptable.
+    public func request(_ endpoint: some Endpoint, interceptor: (any RequestInterceptor)? = nil) async throws {
+        _ = try await response(endpoint, interceptor: interceptor)
+    }
+}

@@ -1,0 +1,31 @@
+import Foundation
+
+/// A URL's scheme, host and port (the port defaulted from the scheme), compared case-insensitively.
+public struct Origin: Hashable, Sendable, CustomStringConvertible {
+    /// The lower-cased scheme, e.g. `https`.
+    public let scheme: String
+    /// The lower-cased host.
+    public let host: String
+    /// The port, or the scheme's default port (80 for http, 443 for https).
+    public let port: Int?
+
+    /// The origin of `url`.
+    public init(_ url: URL) {
+        let scheme = url.scheme?.lowercased() ?? ""
+        self.scheme = scheme
+        self.host = url.host?.lowercased() ?? ""
+        self.port = url.port ?? Self.defaultPort(for: scheme)
+    }
+
+    public var description: String {
+        "\(scheme)://\(host)" + (port.map { ":\($0)" } ?? "")
+    }
+
+    private static func defaultPort(for scheme: String) -> Int? {
+        switch scheme {
+        case "http", "ws": return 80
+        case "https", "wss": return 443
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Networking
+
+/// A set of stubbed responses and the requests received, private to the providers it makes.
+///
+/// Each server is independent, so tests running in parallel (Swift Testing's default) never see each
+/// other's stubs. Requests reach a server through ``MockURLProtocol``, which routes them by a header
+/// that the server's providers add as their last adapter step (it is removed from what is recorded).
+///
+/// ```swift
+/// let server = MockServer()
+/// server.stub(.get, "/v1/users/1", .json(User(id: 1, name: "Kim")))
+/// let provider = server.makeProvider()
+/// let user = try await provider.request(UserAPI.user(id: 1), as: User.self)
+/// #expect(server.requests.count == 1)
+/// ```
+public final class MockServer: @unchecked Sendable {
+    // @unchecked: `stubs`, `received` and `interrupted` are guarded by `lock`.
+
+    /// Answers one request.
+    public typealias Handler = @Sendable (RecordedRequest) async throws -> MockResponse
+
+    private struct Stub {
+        let method: HTTPMethod?
+        let path: String?
+        let handler: Handler
+    }
+
+    /// The value of ``MockURLProtocol/serverHeader`` that routes a request to this server.
+    public let id = UUID().uuidString
+    private let lock = NSLock()
+    private var stubs: [Stub] = []
+    private var received: [RecordedRequest] = []
+    private var interrupted = 0
+
+    /// Creates an empty server. Unmatched requests get a `404` whose body names the request.
+    public init() {
+        MockURLProtocol.register(self)
+    }
+
+    deinit {
+        MockURLProtocol.unregister(id)
+    }
+
+    // MARK: Stubbing
+
+    /// Answers `method` + `path` with `responses` in turn; the last one repeats.
+    /// A later stub for the same request wins over an earlier one.
+    public func stub(_ method: HTTPMethod, _ path: String, _ responses: MockResponse...) {
+        precondition(!responses.isEmpty, "stub(_:_:_:) needs at least one response")
+        let sequence = ResponseSequence(responses)
+        add(Stub(method: method, path: path) { _ in sequence.next() })
+    }
+
+    /// Answers `method` + `path` with a closure, which may inspect the request, wait, or throw a `URLError`.
+    public func stub(_ method: HTTPMethod, _ path: String, handler: @escaping Handler) {
+        add(Stub(method: method, path: path, handler: handler))
+    }
+
+    /// Answers every request that no method-and-path stub matches with a closure.
+    public func stub(handler: @escaping Handler) {
+        add(Stub(method: nil, path: nil, handler: handler))
+    }
+
+    private func add(_ stub: Stub) {
+        lock.lock(); defer { lock.unlock() }
+        stubs.append(stub)
+    }
+
+    // MARK: What was received
+
+    /// Every request received, in arrival order.
+    public var requests: [RecordedRequest] {
+        lock.lock(); defer { lock.unlock() }
+        return received
+    }
+
+    /// The requests received for `method` + `path`.
+    public func requests(_ method: HTTPMethod, _ path: String) -> [RecordedRequest] {
+        requests.filter { $0.method == method.rawValue && $0.path == path }
+    }
+
+    /// How many requests were stopped (`stopLoading`) before their response was delivered,
+    /// e.g. because the calling task was cancelled.
+    public var interruptedCount: Int {
+        lock.lock(); defer { lock.unlock() }
+        return interrupted
+    }
+
+    // MARK: Providers
+
+    /// Tags `request` so that ``MockURLProtocol`` routes it to this server: for a raw `URLSession`
+    /// made from ``makeConfiguration()``.
+    public func route(_ request: URLRequest) -> URLRequest {
+        var request = request
+        request.setValue(id, forHTTPHeaderField: MockURLProtocol.serverHeader)
+        return request
+    }
+
+    /// A session configuration whose requests are answered by ``MockURLProtocol``. Requests must be
+    /// routed with ``route(_:)``; ``makeProvider(interceptor:encoder:decoder:maximumAttempts:errorMapper:)``
+    /// does that for you.
+    public func makeConfiguration() -> URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.protocolClasses = [MockURLProtocol.self]
+        return configuration
+    }
+
+    /// A provider whose requests this server answers. `interceptor` runs as the provider's own; the
+    /// routing header is added after it, so what it adapts is what the server records.
+    public func makeProvider(
+        interceptor: (any RequestInterceptor)? = nil,
+        encoder: JSONEncoder = JSONEncoder(),
+        decoder: JSONDecoder = JSONDecoder(),
+        maximumAttempts: Int = NetworkProvider.defaultMaximumAttempts,
+        errorMapper: ErrorResponseMapper? = nil
+    ) -> NetworkProvider {
+        let router: any RequestAdapter = ClosureAdapter { [id] request, _ in
+            var request = request
+            request.setValue(id, forHTTPHeaderField: MockURLProtocol.serverHeader)
+            return request
+        }
+        return NetworkProvider(
+            configuration: makeConfiguration(),
+            interceptor: Interceptor(
+                adapters: [interceptor, router].compactMap { $0 },
+                retriers: interceptor.map { [$0] } ?? []
+            ),
+            encoder: encoder,
+            decoder: decoder,
+            maximumAttempts: maximumAttempts,
+            errorMapper: errorMapper
+        )
+    }
+
+    // MARK: Called by MockURLProtocol
+
+    func receive(_ request: RecordedRequest) -> Handler {
+        lock.lock(); defer { lock.unlock() }
+        received.append(request)
+        let match = stubs.last { stub in
+            stub.method?.rawValue == request.method && stub.path == request.path
+        } ?? stubs.last { $0.method == nil }
+        return match?.handler ?? Self.notFound
+    }
+
+    private static let notFound: Handler = { request in
+        MockResponse(statusCode: 404, body: Data("MockServer: no stub for \(request.method) \(request.path)".utf8))
+    }
+
+    func noteInterrupted() {
+        lock.lock(); defer { lock.unlock() }
+        interrupted += 1
+    }
+}
+
+/// Hands out a list of responses in turn, repeating the last.
+private final class ResponseSequence: @unchecked Sendable {
+    // @unchecked: `index` is guarded by `lock`.
+    private let responses: [MockResponse]
+    private let lock = NSLock()
+    private var index = 0
+
+    init(_ responses: [MockResponse]) { self.responses = responses }
+
+    func next() -> MockResponse {
+        lock.lock(); defer { lock.unlock() }
+        let response = responses[min(index, responses.count - 1)]
+        index += 1
+        return response
+    }
+}

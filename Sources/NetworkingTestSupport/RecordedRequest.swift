@@ -1,0 +1,58 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A request as a ``MockServer`` received it: method, URL, headers and body.
+public struct RecordedRequest: Sendable {
+    /// The method, e.g. `GET`.
+    public let method: String
+    /// The full URL.
+    public let url: URL
+    /// The header fields as sent, without the mock's own routing header.
+    public let headers: [String: String]
+    /// The body, read from `httpBody` (Linux) or `httpBodyStream` (Apple platforms); empty when none.
+    public let body: Data
+
+    init(_ request: URLRequest) {
+        method = request.httpMethod ?? "GET"
+        url = request.url ?? URL(fileURLWithPath: "/")
+        var headers = request.allHTTPHeaderFields ?? [:]
+        for name in headers.keys where name.caseInsensitiveCompare(MockURLProtocol.serverHeader) == .orderedSame {
+            headers[name] = nil
+        }
+        self.headers = headers
+        body = request.httpBody ?? request.httpBodyStream.map(Self.read) ?? Data()
+    }
+
+    /// The URL's path, e.g. `/v1/users/1`.
+    public var path: String { url.path }
+
+    /// A header's value, looked up case-insensitively.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    /// The value of a query item in the URL, decoded.
+    public func query(_ name: String) -> String? {
+        URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == name }?.value
+    }
+
+    /// The body decoded as JSON into `type`.
+    public func decodeBody<T: Decodable>(as type: T.Type) throws -> T {
+        try JSONDecoder().decode(type, from: body)
+    }
+
+    private static func read(_ stream: InputStream) -> Data {
+        var data = Data()
+        stream.open()
+        defer { stream.close() }
+        var buffer = [UInt8](repeating: 0, count: 16_384)
+        while stream.hasBytesAvailable {
+            let count = stream.read(&buffer, maxLength: buffer.count)
+            guard count > 0 else { break }
+            data.append(buffer, count: count)
+        }
+        return data
+    }
+}
