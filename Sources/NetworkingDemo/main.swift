@@ -1,1 +1,7 @@
-print("demo")
+// `swift run networking-demo`: the package's story, told with no server. A MockServer answers
+// every request in-process, so what is printed is what the real pipeline did.
+import Foundation
+import Networking
+import NetworkingTestSupport
+
+await CoreDemo.run()
