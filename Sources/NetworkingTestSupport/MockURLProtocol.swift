@@ -58,9 +58,9 @@ public final class MockURLProtocol: URLProtocol {
 /// One load of a ``MockURLProtocol``: runs the stub's handler in a task and reports to the
 /// protocol's client exactly once, unless `stopLoading` came first.
 private final class Load: @unchecked Sendable {
-    // @unchecked: every property is guarded by `lock`; `owner` is only used to call its `client`, which
-    // URLSession allows from any thread, and it outlives the load (it owns it).
-    private unowned(unsafe) var owner: MockURLProtocol?
+    // @unchecked: every property is guarded by `lock`. `owner` owns this load; it is only used to reach
+    // its client before the load has finished or been stopped, while URLSession still holds it.
+    private weak var owner: MockURLProtocol?
     private let lock = NSLock()
     private var work: Task<Void, Never>?
     private var finished = false
@@ -101,6 +101,7 @@ private final class Load: @unchecked Sendable {
         lock.lock()
         let wasFinished = finished
         finished = true
+        owner = nil
         let work = self.work
         let server = self.server
         lock.unlock()
@@ -124,12 +125,43 @@ private final class Load: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` once, unless the load was already finished or stopped.
-    private func finish(_ body: (any URLProtocolClient, MockURLProtocol) -> Void) {
+    /// Runs `body` once, unless the load was already finished or stopped, on the task's work queue
+    /// where there is one (see ``workQueue(of:)``).
+    private func finish(_ body: @escaping @Sendable (any URLProtocolClient, MockURLProtocol) -> Void) {
+        let report: @Sendable () -> Void = { [self] in
+            lock.lock()
+            guard !finished, let owner else { lock.unlock(); return }
+            finished = true
+            lock.unlock()
+            if let client = owner.client { body(client, owner) }
+        }
         lock.lock()
         guard !finished, let owner else { lock.unlock(); return }
-        finished = true
+        let task = owner.task
         lock.unlock()
-        if let client = owner.client { body(client, owner) }
+        if let queue = Self.workQueue(of: task) {
+            queue.async(execute: report)
+        } else {
+            report()
+        }
+    }
+
+    /// The queue a URLSession task must be reported on.
+    ///
+    /// swift-corelibs-foundation (Linux) reads its task registry in the client callbacks, and that
+    /// registry may only be touched on the task's internal `workQueue`; calling the client from another
+    /// thread races with the session and crashes under load. The queue is not public, so it is found by
+    /// reflection. Apple's Foundation allows the client from any thread, so there this returns nil.
+    private static func workQueue(of task: URLSessionTask?) -> DispatchQueue? {
+        #if canImport(FoundationNetworking)
+        var mirror = task.map { Mirror(reflecting: $0) }
+        while let current = mirror {
+            if let queue = current.children.first(where: { $0.label == "workQueue" })?.value as? DispatchQueue {
+                return queue
+            }
+            mirror = current.superclassMirror
+        }
+        #endif
+        return nil
     }
 }
