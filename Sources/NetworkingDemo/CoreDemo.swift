@@ -38,7 +38,7 @@ enum CoreDemo {
         }
     }
 
-    static func run() async {
+    static func run() async throws {
         print("== One request's life")
         let server = MockServer()
         server.stub(.get, "/v1/users/1") { [weak server] request in
@@ -49,15 +49,11 @@ enum CoreDemo {
             return answer
         }
         let provider = server.makeProvider(interceptor: TracingInterceptor())
-        do {
-            let endpoint = UserAPI.user(id: 1)
-            let built = try endpoint.urlRequest()
-            print("built    \(built.httpMethod ?? "GET") \(built.url?.absoluteString ?? "")")
-            let user = try await provider.request(endpoint, as: User.self)
-            print("decoded  User(id: \(user.id), name: \"\(user.name)\")")
-        } catch {
-            print("failed   \(error)")
-        }
+        let endpoint = UserAPI.user(id: 1)
+        let built = try endpoint.urlRequest()
+        print("built    \(built.httpMethod ?? "GET") \(built.url?.absoluteString ?? "")")
+        let user = try await provider.request(endpoint, as: User.self)
+        print("decoded  User(id: \(user.id), name: \"\(user.name)\")")
         print()
     }
 }

@@ -1,7 +1,11 @@
 // `swift run networking-demo`: the package's story, told with no server. A MockServer answers
 // every request in-process, so what is printed is what the real pipeline did.
 import Foundation
-import Networking
-import NetworkingTestSupport
 
-await CoreDemo.run()
+do {
+    try await CoreDemo.run()
+    try await AuthDemo.run()
+} catch {
+    print("demo failed: \(error)")
+    exit(1)
+}

@@ -9,43 +9,44 @@ import Testing
 @Suite("AuthInterceptor", .timeLimit(.minutes(1)))
 struct AuthInterceptorTests {
     @Test func attachesTheBearerTokenToInScopeRequests() async throws {
-        let server = TokenServer(accessTokenIsValid: true)
-        let (provider, _, _) = server.makeClient()
-        let item = try await provider.request(ItemEndpoint(id: 1), as: Item.self)
-        #expect(item == Item(id: 1, token: "access-0"))
+        let server = MockAuthServer(accessTokenIsValid: true)
+        let (provider, _) = server.makeAuthenticatedProvider()
+        let item = try await provider.request(server.resource("/items/1"), as: MockAuthServer.Resource.self)
+        #expect(item.path == "/v1/items/1" && item.token == "access-0")
         #expect(server.mock.requests.first?.header("Authorization") == "Bearer access-0")
         #expect(server.refreshCount == 0)
     }
 
     @Test func thousandConcurrentRequestsWithAnExpiredTokenShareOneRefresh() async throws {
         // GIVEN a server on which the stored access token has expired
-        let server = TokenServer()
-        let (provider, auth, store) = server.makeClient()
+        let server = MockAuthServer()
+        let store = InMemoryCredentialStore(MockAuthServer.initialCredential)
+        let (provider, auth) = server.makeAuthenticatedProvider(store: store)
         // WHEN 1,000 requests run at once
-        let items = try await withThrowingTaskGroup(of: Item.self) { group in
+        let items = try await withThrowingTaskGroup(of: MockAuthServer.Resource.self) { group in
             for id in 0..<1_000 {
-                group.addTask { try await provider.request(ItemEndpoint(id: id), as: Item.self) }
+                group.addTask { try await provider.request(server.resource("/items/\(id)"), as: MockAuthServer.Resource.self) }
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
         // THEN the refresh endpoint was called once, all succeeded with the new token, none sent more than twice
         #expect(server.refreshCount == 1)
         #expect(items.count == 1_000)
-        #expect(Set(items.map(\.id)) == Set(0..<1_000))
+        #expect(Set(items.map(\.path)) == Set((0..<1_000).map { "/v1/items/\($0)" }))
         #expect(items.allSatisfy { $0.token == "access-1" })
         let sends = Dictionary(grouping: server.mock.requests.filter { $0.path.hasPrefix("/v1/items/") }, by: \.path)
         #expect(sends.count == 1_000)
         #expect(sends.values.allSatisfy { $0.count <= 2 })
         // and the rotated pair was stored together
-        #expect(try await store.load() == Credential(accessToken: "access-1", refreshToken: "refresh-1"))
+        #expect(await store.load() == Credential(accessToken: "access-1", refreshToken: "refresh-1"))
         #expect(try await auth.currentCredential() == Credential(accessToken: "access-1", refreshToken: "refresh-1"))
     }
 
     @Test func refreshRequestItselfIsNeverIntercepted() async throws {
         // GIVEN the refresh endpoint is spelled like any other (requiresAuthentication: true, same host)
-        let server = TokenServer()
-        let (provider, _, _) = server.makeClient()
-        _ = try await provider.request(ItemEndpoint(id: 1), as: Item.self)
+        let server = MockAuthServer()
+        let (provider, _) = server.makeAuthenticatedProvider()
+        _ = try await provider.request(server.resource("/items/1"), as: MockAuthServer.Resource.self)
         // THEN it carried no access token
         let refresh = try #require(server.mock.requests(.post, "/v1/auth/refresh").first)
         #expect(refresh.header("Authorization") == nil)
@@ -53,14 +54,14 @@ struct AuthInterceptorTests {
 
     @Test func requestThatFailedWithAReplacedTokenIsResentWithoutRefreshing() async throws {
         // GIVEN an interceptor whose credential is already newer than the token a request failed with
-        let server = TokenServer()
-        let (_, auth, _) = server.makeClient(credential: Credential(accessToken: "access-5", refreshToken: "refresh-5"))
+        let server = MockAuthServer()
+        let (_, auth) = server.makeAuthenticatedProvider(credential: Credential(accessToken: "access-5", refreshToken: "refresh-5"))
         var request = URLRequest(url: URL(string: "https://api.example.com/v1/items/1")!)
         request.setValue("Bearer access-4", forHTTPHeaderField: "Authorization")
         let response = Response(data: Data(), httpResponse: HTTPURLResponse(url: request.url!, statusCode: 401, httpVersion: nil, headerFields: nil)!, request: request)
         // WHEN it asks whether to retry
         let result = await auth.retry(request, dueTo: NetworkError.invalidStatusCode(401), response: response,
-                                      context: RequestContext(endpoint: ItemEndpoint(id: 1)))
+                                      context: RequestContext(endpoint: server.resource("/items/1")))
         // THEN it retries at once and nothing was refreshed
         guard case .retry = result else { Issue.record("expected retry, got \(result)"); return }
         #expect(server.refreshCount == 0)
@@ -69,28 +70,29 @@ struct AuthInterceptorTests {
 
     @Test func rejectedRefreshExpiresTheSessionOnceWithoutLooping() async throws {
         // GIVEN a refresh endpoint that rejects the refresh token with 401
-        let server = TokenServer()
+        let server = MockAuthServer()
         server.setRefreshAnswer(.reject)
-        let (provider, auth, store) = server.makeClient()
+        let store = InMemoryCredentialStore(MockAuthServer.initialCredential)
+        let (provider, auth) = server.makeAuthenticatedProvider(store: store)
         let events = auth.events()
         // WHEN 50 requests fail at once
         let errors = await withTaskGroup(of: (any Error)?.self) { group in
             for id in 0..<50 {
                 group.addTask {
-                    do { _ = try await provider.request(ItemEndpoint(id: id), as: Item.self); return nil } catch { return error }
+                    do { _ = try await provider.request(server.resource("/items/\(id)"), as: MockAuthServer.Resource.self); return nil } catch { return error }
                 }
             }
             return await group.reduce(into: [(any Error)?]()) { $0.append($1) }
         }
         // THEN one refresh, the store is empty, every request got the same clear error
         #expect(server.refreshCount == 1)
-        #expect(try await store.load() == nil)
+        #expect(await store.load() == nil)
         #expect(errors.count == 50)
         #expect(errors.allSatisfy { if case NetworkError.sessionExpired? = $0 { return true } else { return false } })
         // and the app was told once: sign in again and refresh once more to get a marker event after it
         try await auth.signIn(with: Credential(accessToken: "stale", refreshToken: "refresh-0"))
         server.setRefreshAnswer(.rotate)
-        _ = try await provider.request(ItemEndpoint(id: 99), as: Item.self)
+        _ = try await provider.request(server.resource("/items/99"), as: MockAuthServer.Resource.self)
         var seen: [String] = []
         for await event in events {
             seen.append("\(event)")
@@ -101,7 +103,7 @@ struct AuthInterceptorTests {
         try await auth.signOut()
         let sent = server.mock.requests.count
         await #expect {
-            _ = try await provider.request(ItemEndpoint(id: 100), as: Item.self)
+            _ = try await provider.request(server.resource("/items/100"), as: MockAuthServer.Resource.self)
         } throws: { error in
             if case NetworkError.missingCredential = error { return true } else { return false }
         }
@@ -110,40 +112,41 @@ struct AuthInterceptorTests {
 
     @Test func transientRefreshFailureKeepsTheTokens() async throws {
         // GIVEN a refresh endpoint that is down
-        let server = TokenServer()
+        let server = MockAuthServer()
         server.setRefreshAnswer(.unavailable)
-        let (provider, auth, store) = server.makeClient()
+        let store = InMemoryCredentialStore(MockAuthServer.initialCredential)
+        let (provider, auth) = server.makeAuthenticatedProvider(store: store)
         // WHEN a request needs a refresh
         await #expect {
-            _ = try await provider.request(ItemEndpoint(id: 1), as: Item.self)
+            _ = try await provider.request(server.resource("/items/1"), as: MockAuthServer.Resource.self)
         } throws: { error in
             // THEN it fails with the refresh's error
             if case NetworkError.invalidStatusCode(503) = error { return true } else { return false }
         }
         // and the tokens are kept
-        #expect(try await store.load() == TokenServer.initialCredential)
-        #expect(try await auth.currentCredential() == TokenServer.initialCredential)
+        #expect(await store.load() == MockAuthServer.initialCredential)
+        #expect(try await auth.currentCredential() == MockAuthServer.initialCredential)
         // WHEN the endpoint recovers, the next request refreshes and succeeds
         server.setRefreshAnswer(.rotate)
-        #expect(try await provider.request(ItemEndpoint(id: 2), as: Item.self).token == "access-1")
+        #expect(try await provider.request(server.resource("/items/2"), as: MockAuthServer.Resource.self).token == "access-1")
         #expect(server.refreshCount == 2)
     }
 
     @Test func excessiveRefreshesStopAtTheWindowLimit() async throws {
         // GIVEN a server that forgets every token right after issuing it (a server bug)
-        let server = TokenServer()
+        let server = MockAuthServer()
         let clock = TestClock()
-        let (provider, _, _) = server.makeClient(refreshWindow: RefreshWindow(interval: 30, maximumCount: 3), clock: clock)
+        let (provider, _) = server.makeAuthenticatedProvider(refreshWindow: RefreshWindow(interval: 30, maximumCount: 3), now: { clock.now })
         // WHEN three requests in a row each find their token expired
         for id in 0..<3 {
             server.expireAccessTokens()
-            #expect(try await provider.request(ItemEndpoint(id: id), as: Item.self).token == "access-\(id + 1)")
+            #expect(try await provider.request(server.resource("/items/\(id)"), as: MockAuthServer.Resource.self).token == "access-\(id + 1)")
         }
         // THEN each refreshed; the fourth inside the window stops with a clear error
         server.expireAccessTokens()
         #expect(server.refreshCount == 3)
         await #expect {
-            _ = try await provider.request(ItemEndpoint(id: 3), as: Item.self)
+            _ = try await provider.request(server.resource("/items/3"), as: MockAuthServer.Resource.self)
         } throws: { error in
             guard case NetworkError.excessiveRefresh(count: 3, window: 30) = error else { return false }
             return true
@@ -151,22 +154,22 @@ struct AuthInterceptorTests {
         #expect(server.refreshCount == 3)
         // and once the window has passed, refreshing works again
         clock.advance(by: 31)
-        #expect(try await provider.request(ItemEndpoint(id: 4), as: Item.self).token == "access-4")
+        #expect(try await provider.request(server.resource("/items/4"), as: MockAuthServer.Resource.self).token == "access-4")
     }
 
     @Test func proactiveRefreshBeforeTheTokenExpires() async throws {
         // GIVEN a credential that expires in 120 s, a 60 s leeway, and a clock the test controls
-        let server = TokenServer(accessTokenIsValid: true)
+        let server = MockAuthServer(accessTokenIsValid: true)
         let clock = TestClock()
-        var credential = TokenServer.initialCredential
+        var credential = MockAuthServer.initialCredential
         credential.expiresAt = clock.now + 120
-        let (provider, _, _) = server.makeClient(credential: credential, clock: clock, refreshLeeway: 60)
+        let (provider, _) = server.makeAuthenticatedProvider(credential: credential, refreshLeeway: 60, now: { clock.now })
         // WHEN a request is sent well before expiry, no refresh happens
-        #expect(try await provider.request(ItemEndpoint(id: 1), as: Item.self).token == "access-0")
+        #expect(try await provider.request(server.resource("/items/1"), as: MockAuthServer.Resource.self).token == "access-0")
         #expect(server.refreshCount == 0)
         // WHEN the clock is inside the leeway
         clock.advance(by: 61)
-        let item = try await provider.request(ItemEndpoint(id: 2), as: Item.self)
+        let item = try await provider.request(server.resource("/items/2"), as: MockAuthServer.Resource.self)
         // THEN the token was refreshed before sending: one refresh, and the request was sent once, with the new token
         #expect(item.token == "access-1")
         #expect(server.refreshCount == 1)
@@ -175,8 +178,8 @@ struct AuthInterceptorTests {
 
     @Test func tokenStaysInScope() async throws {
         // GIVEN a valid token scoped to https://api.example.com
-        let server = TokenServer(accessTokenIsValid: true)
-        let (provider, _, _) = server.makeClient()
+        let server = MockAuthServer(accessTokenIsValid: true)
+        let (provider, _) = server.makeAuthenticatedProvider()
         // WHEN requests go to another host, another port, another scheme, and the API itself
         for base in ["https://cdn.example.net/", "https://api.example.com:8443/", "http://api.example.com/", "https://api.example.com/"] {
             _ = try await provider.response(TestEndpoint(baseURL: URL(string: base)!, path: "/public"))
@@ -186,21 +189,21 @@ struct AuthInterceptorTests {
     }
 
     @Test func endpointsThatNeedNoAuthenticationCarryNoTokenAndNeverRefresh() async throws {
-        let server = TokenServer()
+        let server = MockAuthServer()
         server.mock.stub(.post, "/v1/auth/sign-in", .status(401))
-        let (provider, _, _) = server.makeClient()
+        let (provider, _) = server.makeAuthenticatedProvider()
         await #expect(throws: NetworkError.self) {
-            try await provider.response(TestEndpoint(baseURL: TokenServer.baseURL, path: "/auth/sign-in", method: .post, requiresAuthentication: false))
+            try await provider.response(TestEndpoint(baseURL: server.baseURL, path: "/auth/sign-in", method: .post, requiresAuthentication: false))
         }
         #expect(server.mock.requests.first?.header("Authorization") == nil)
         #expect(server.refreshCount == 0)
     }
 
     @Test func noCredentialFailsFastWithoutSending() async throws {
-        let server = TokenServer()
-        let (provider, _, _) = server.makeClient(credential: nil)
+        let server = MockAuthServer()
+        let (provider, _) = server.makeAuthenticatedProvider(credential: nil)
         await #expect {
-            _ = try await provider.request(ItemEndpoint(id: 1), as: Item.self)
+            _ = try await provider.request(server.resource("/items/1"), as: MockAuthServer.Resource.self)
         } throws: { error in
             if case NetworkError.missingCredential = error { return true } else { return false }
         }
@@ -209,10 +212,10 @@ struct AuthInterceptorTests {
 
     @Test func customHeaderRawTokenAnd419() async throws {
         // GIVEN an API that wants `accessToken: <token>` and says 419 when it expired
-        let server = TokenServer(header: AuthorizationHeader(name: "accessToken"), expiredStatus: 419)
-        let (provider, _, _) = server.makeClient()
+        let server = MockAuthServer(header: AuthorizationHeader(name: "accessToken"), expiredStatusCode: 419)
+        let (provider, _) = server.makeAuthenticatedProvider()
         // WHEN a request is sent with the expired token
-        let item = try await provider.request(ItemEndpoint(id: 1), as: Item.self)
+        let item = try await provider.request(server.resource("/items/1"), as: MockAuthServer.Resource.self)
         // THEN the 419 refreshed, and the raw token went in the custom header
         #expect(item.token == "access-1")
         #expect(server.refreshCount == 1)
@@ -222,11 +225,11 @@ struct AuthInterceptorTests {
 
     @Test func retriedForAuthenticationAtMostOnce() async throws {
         // GIVEN a server whose freshly issued tokens are rejected too
-        let server = TokenServer()
+        let server = MockAuthServer()
         server.mock.stub(.get, "/v1/items/1", .status(401))
-        let (provider, _, _) = server.makeClient()
+        let (provider, _) = server.makeAuthenticatedProvider()
         // WHEN the request collects 401s
-        await #expect(throws: NetworkError.self) { _ = try await provider.request(ItemEndpoint(id: 1), as: Item.self) }
+        await #expect(throws: NetworkError.self) { _ = try await provider.request(server.resource("/items/1"), as: MockAuthServer.Resource.self) }
         // THEN one refresh and exactly two sends
         #expect(server.refreshCount == 1)
         #expect(server.mock.requests(.get, "/v1/items/1").count == 2)
@@ -234,12 +237,16 @@ struct AuthInterceptorTests {
 
     @Test func cancellingWaitersDoesNotCancelTheSharedRefresh() async throws {
         // GIVEN a refresh that is held open, and 20 requests waiting on it
-        let server = TokenServer()
+        let server = MockAuthServer()
         let gate = Signal()
-        server.holdRefreshes(until: gate)
-        let (provider, _, _) = server.makeClient()
-        let tasks = (0..<20).map { id in Task { try await provider.request(ItemEndpoint(id: id), as: Item.self) } }
-        await server.refreshArrived.wait()
+        let refreshArrived = Signal()
+        server.onRefresh {
+            refreshArrived.fire()
+            await gate.wait()
+        }
+        let (provider, _) = server.makeAuthenticatedProvider()
+        let tasks = (0..<20).map { id in Task { try await provider.request(server.resource("/items/\(id)"), as: MockAuthServer.Resource.self) } }
+        await refreshArrived.wait()
         // WHEN half of them are cancelled while the refresh is in flight
         for task in tasks[..<10] { task.cancel() }
         // THEN they end with a cancellation error before the refresh answers (else this test times out)

@@ -1,0 +1,237 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Networking
+
+/// A mock token-authenticated API on a ``MockServer``, for testing and demonstrating
+/// ``AuthInterceptor`` wiring without a server.
+///
+/// - `POST {baseURL}/auth/sign-in` (any body) answers fresh ``Tokens``, as a successful sign-in.
+/// - `POST {baseURL}/auth/refresh` with `{"refreshToken": "..."}` answers `{"accessToken", "refreshToken"}`
+///   and rotates both: only the newest access token is valid, and a refresh token works once.
+/// - Every other request to the API's host needs the newest access token in ``header``; it answers a
+///   ``Resource`` naming the path and the token it saw, or ``expiredStatusCode``.
+/// - Requests to other hosts get an empty `200`.
+///
+/// ```swift
+/// let api = MockAuthServer()                       // the app holds "access-0", which has expired
+/// let (provider, auth) = api.makeAuthenticatedProvider()
+/// let resource = try await provider.request(api.resource("/items/1"), as: MockAuthServer.Resource.self)
+/// // resource.token == "access-1", api.refreshCount == 1
+/// ```
+public final class MockAuthServer: @unchecked Sendable {
+    // @unchecked: all mutable state is guarded by `lock`.
+
+    /// How the refresh endpoint answers.
+    public enum RefreshAnswer: Sendable {
+        /// Rotates the tokens (if the refresh token is the current one; else 401 `invalid_grant`).
+        case rotate
+        /// Rejects every refresh token with 401 `invalid_grant`.
+        case reject
+        /// Answers 503, as an auth server that is down.
+        case unavailable
+    }
+
+    /// The refresh endpoint's request body.
+    public struct RefreshRequest: Codable, Sendable {
+        /// The refresh token being spent.
+        public let refreshToken: String
+    }
+
+    /// The refresh endpoint's answer.
+    public struct Tokens: Codable, Sendable {
+        /// The new access token.
+        public let accessToken: String
+        /// The new refresh token (the old one no longer works).
+        public let refreshToken: String
+    }
+
+    /// What a protected request gets: its path and the token it was sent with.
+    public struct Resource: Codable, Equatable, Sendable {
+        /// The request's path.
+        public let path: String
+        /// The access token the server saw.
+        public let token: String
+    }
+
+    /// A call to the API's refresh endpoint. Its `requiresAuthentication` stays `true` on purpose: an
+    /// ``AuthInterceptor`` must recognise its own refresh without being told.
+    public struct RefreshEndpoint: Endpoint {
+        /// The API's base URL.
+        public let baseURL: URL
+        /// The refresh token to spend.
+        public let refreshToken: String
+        public var path: String { "/auth/refresh" }
+        public var method: HTTPMethod { .post }
+        public var body: RequestBody { .json(RefreshRequest(refreshToken: refreshToken)) }
+    }
+
+    /// A call to the API's sign-in endpoint, which needs no authentication.
+    public struct SignInEndpoint: Endpoint {
+        /// The API's base URL.
+        public let baseURL: URL
+        public var path: String { "/auth/sign-in" }
+        public var method: HTTPMethod { .post }
+        public var requiresAuthentication: Bool { false }
+    }
+
+    /// A protected call: `GET {baseURL}{path}`.
+    public struct ResourceEndpoint: Endpoint {
+        /// The API's base URL.
+        public let baseURL: URL
+        /// The path under the base URL.
+        public let path: String
+    }
+
+    /// The credential an app starts with: `access-0` (expired unless the server was told otherwise)
+    /// and `refresh-0`.
+    public static let initialCredential = Credential(accessToken: "access-0", refreshToken: "refresh-0")
+
+    /// The stub server that answers the requests.
+    public let mock = MockServer()
+    /// The API's base URL, `https://api.example.com/v1/` by default.
+    public let baseURL: URL
+    /// Where protected requests must carry the token.
+    public let header: AuthorizationHeader
+    /// The status a protected request gets for a missing, old or unknown token.
+    public let expiredStatusCode: Int
+
+    private let lock = NSLock()
+    private var validAccessToken: String?
+    private var validRefreshToken = "refresh-0"
+    private var generation = 0
+    private var refreshes = 0
+    private var answer = RefreshAnswer.rotate
+    private var refreshHook: (@Sendable () async -> Void)?
+
+    /// Creates the API.
+    ///
+    /// - Parameter accessTokenIsValid: whether `access-0` still works (by default it has expired).
+    public init(
+        baseURL: URL = URL(string: "https://api.example.com/v1/")!,
+        header: AuthorizationHeader = .bearer,
+        expiredStatusCode: Int = 401,
+        accessTokenIsValid: Bool = false
+    ) {
+        self.baseURL = baseURL
+        self.header = header
+        self.expiredStatusCode = expiredStatusCode
+        if accessTokenIsValid { validAccessToken = "access-0" }
+        mock.stub(.post, baseURL.appendingPathComponent("auth/sign-in").path) { [weak self] _ in
+            guard let self else { throw URLError(.cannotConnectToHost) }
+            return .json(self.locked { self.issueTokens() })
+        }
+        mock.stub(.post, baseURL.appendingPathComponent("auth/refresh").path) { [weak self] request in
+            guard let self else { throw URLError(.cannotConnectToHost) }
+            return try await self.answerRefresh(request)
+        }
+        mock.stub { [weak self] request in
+            guard let self else { throw URLError(.cannotConnectToHost) }
+            return self.answerProtected(request)
+        }
+    }
+
+    /// How many refresh requests arrived.
+    public var refreshCount: Int { locked { refreshes } }
+    /// The one access token that works now, if any.
+    public var currentAccessToken: String? { locked { validAccessToken } }
+
+    /// Makes the refresh endpoint answer `answer` from now on.
+    public func setRefreshAnswer(_ answer: RefreshAnswer) { locked { self.answer = answer } }
+    /// Runs `hook` when a refresh request arrives, before it is answered (e.g. to hold it open).
+    public func onRefresh(_ hook: @escaping @Sendable () async -> Void) { locked { refreshHook = hook } }
+    /// Expires every access token, as if its lifetime ran out on the server.
+    public func expireAccessTokens() { locked { validAccessToken = nil } }
+
+    /// A call to the sign-in endpoint.
+    public func signIn() -> SignInEndpoint {
+        SignInEndpoint(baseURL: baseURL)
+    }
+
+    /// A protected call to `path` under the base URL.
+    public func resource(_ path: String) -> ResourceEndpoint {
+        ResourceEndpoint(baseURL: baseURL, path: path)
+    }
+
+    /// A provider wired to this API with an ``AuthInterceptor`` whose refresh call goes through that
+    /// same provider, the hardest case for loop-proofing. `retriers` are composed after the interceptor.
+    public func makeAuthenticatedProvider(
+        credential: Credential? = MockAuthServer.initialCredential,
+        store: (any CredentialStore)? = nil,
+        refreshLeeway: TimeInterval = 60,
+        refreshWindow: RefreshWindow = RefreshWindow(),
+        now: @escaping @Sendable () -> Date = { Date() },
+        retriers: [any RequestRetrier] = [],
+        maximumAttempts: Int = NetworkProvider.defaultMaximumAttempts
+    ) -> (provider: NetworkProvider, auth: AuthInterceptor) {
+        let box = ProviderBox()
+        let baseURL = self.baseURL
+        let auth = AuthInterceptor(
+            baseURL: baseURL,
+            store: store ?? InMemoryCredentialStore(credential),
+            header: header,
+            expiredStatusCodes: [expiredStatusCode],
+            refreshLeeway: refreshLeeway,
+            refreshWindow: refreshWindow,
+            now: now
+        ) { credential in
+            guard let provider = box.provider else { throw NetworkError.cancelled }
+            let tokens = try await provider.request(RefreshEndpoint(baseURL: baseURL, refreshToken: credential.refreshToken), as: Tokens.self)
+            return Credential(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken)
+        }
+        let interceptor = Interceptor(adapters: [auth], retriers: [auth] + retriers)
+        let provider = mock.makeProvider(interceptor: interceptor, maximumAttempts: maximumAttempts)
+        box.provider = provider
+        return (provider, auth)
+    }
+
+    private func answerRefresh(_ request: RecordedRequest) async throws -> MockResponse {
+        if let hook = locked({ refreshHook }) { await hook() }
+        let body = try request.decodeBody(as: RefreshRequest.self)
+        return locked {
+            refreshes += 1
+            switch answer {
+            case .unavailable:
+                return .status(503)
+            case .reject:
+                return .json(raw: #"{"error":"invalid_grant"}"#, statusCode: 401)
+            case .rotate:
+                guard body.refreshToken == validRefreshToken else {
+                    return .json(raw: #"{"error":"invalid_grant"}"#, statusCode: 401)
+                }
+                return .json(issueTokens())
+            }
+        }
+    }
+
+    /// Issues the next pair and revokes the previous one; call with `lock` held.
+    private func issueTokens() -> Tokens {
+        generation += 1
+        validAccessToken = "access-\(generation)"
+        validRefreshToken = "refresh-\(generation)"
+        return Tokens(accessToken: "access-\(generation)", refreshToken: "refresh-\(generation)")
+    }
+
+    private func answerProtected(_ request: RecordedRequest) -> MockResponse {
+        guard request.url.host == baseURL.host, request.url.port == baseURL.port, request.url.scheme == baseURL.scheme else {
+            return .status(200)
+        }
+        let token = request.header(header.name).flatMap { value in
+            value.hasPrefix(header.prefix) ? String(value.dropFirst(header.prefix.count)) : nil
+        }
+        guard let token, token == locked({ validAccessToken }) else { return .status(expiredStatusCode) }
+        return .json(Resource(path: request.path, token: token))
+    }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        lock.lock(); defer { lock.unlock() }
+        return body()
+    }
+}
+
+/// Lets a refresh closure reach the provider it is installed in, without a retain cycle.
+private final class ProviderBox: @unchecked Sendable {
+    // @unchecked: written once, before any request is sent.
+    weak var provider: NetworkProvider?
+}
