@@ -110,7 +110,8 @@ public final class MockServer: @unchecked Sendable {
     }
 
     /// A provider whose requests this server answers. `interceptor` runs as the provider's own; the
-    /// routing header is added after it, so what it adapts is what the server records.
+    /// routing header is added after it, so what it adapts is what the server records. The provider
+    /// keeps the server alive.
     public func makeProvider(
         interceptor: (any RequestInterceptor)? = nil,
         encoder: JSONEncoder = JSONEncoder(),
@@ -118,11 +119,8 @@ public final class MockServer: @unchecked Sendable {
         maximumAttempts: Int = NetworkProvider.defaultMaximumAttempts,
         errorMapper: ErrorResponseMapper? = nil
     ) -> NetworkProvider {
-        let router: any RequestAdapter = ClosureAdapter { [id] request, _ in
-            var request = request
-            request.setValue(id, forHTTPHeaderField: MockURLProtocol.serverHeader)
-            return request
-        }
+        // Captures the server strongly: a provider keeps its server alive (the server holds no provider).
+        let router: any RequestAdapter = ClosureAdapter { [self] request, _ in route(request) }
         return NetworkProvider(
             configuration: makeConfiguration(),
             interceptor: Interceptor(

@@ -192,14 +192,15 @@ struct ProviderTests {
             {"status":400,"divisionCode":"E009","message":"Not Completed SignUp Exception",\
             "data":{"jwtToken":{"accessToken":"a","refreshToken":"r"}}}
             """, statusCode: 400))
-        let provider = server.makeProvider(errorMapper: APIErrorEnvelope.mapper)
+        let provider = server.makeProvider(errorMapper: ServerError.mapper)
         // WHEN signing in
-        // THEN the caller gets the domain error, tokens included
+        // THEN the caller gets the domain error, tokens included (ServerError: Docs/Authentication.md)
         await #expect {
             try await provider.response(TestEndpoint(path: "/auth/sign-in", method: .post))
         } throws: { error in
-            guard case AccountError.signUpNotCompleted(let access, let refresh) = error else { return false }
-            return access == "a" && refresh == "r"
+            guard let error = error as? ServerError else { return false }
+            return error.divisionCode == "E009" && error.message == "Not Completed SignUp Exception"
+                && error.incompleteSignUpCredential == Credential(accessToken: "a", refreshToken: "r")
         }
     }
 
@@ -207,7 +208,7 @@ struct ProviderTests {
         let server = MockServer()
         server.stub(.get, "/v1/users/1", .json(raw: "<html>bad gateway</html>", statusCode: 502))
         await #expect {
-            try await server.makeProvider(errorMapper: APIErrorEnvelope.mapper).response(endpoint)
+            try await server.makeProvider(errorMapper: ServerError.mapper).response(endpoint)
         } throws: { error in
             guard case NetworkError.invalidStatusCode(502) = error else { return false }
             return true
@@ -300,29 +301,4 @@ struct ProviderTests {
         let response = try await server.makeProvider().response(TestEndpoint(acceptableStatusCodes: [404]))
         #expect(String(decoding: response.data, as: UTF8.self) == "MockServer: no stub for GET /v1/users/1")
     }
-}
-
-/// The error envelope real backends send.
-struct APIErrorEnvelope: Decodable {
-    struct Payload: Decodable {
-        struct JWT: Decodable { let accessToken: String; let refreshToken: String }
-        let jwtToken: JWT?
-    }
-    let status: Int
-    let divisionCode: String
-    let message: String
-    let data: Payload?
-
-    static let mapper: ErrorResponseMapper = { response in
-        guard let envelope = try? JSONDecoder().decode(APIErrorEnvelope.self, from: response.data) else { return nil }
-        if envelope.divisionCode == "E009", let jwt = envelope.data?.jwtToken {
-            return AccountError.signUpNotCompleted(accessToken: jwt.accessToken, refreshToken: jwt.refreshToken)
-        }
-        return AccountError.server(code: envelope.divisionCode, message: envelope.message)
-    }
-}
-
-enum AccountError: Error {
-    case signUpNotCompleted(accessToken: String, refreshToken: String)
-    case server(code: String, message: String)
 }

@@ -1,0 +1,187 @@
+// Twins of the snippets in Docs/Authentication.md: keep each identical to the page.
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Networking
+import NetworkingTestSupport
+import Testing
+
+enum AuthAPI: Endpoint {
+    case signIn(email: String, password: String)
+    case refresh(refreshToken: String)
+
+    var baseURL: URL { URL(string: "https://api.example.com/v1")! }
+    var path: String {
+        switch self {
+        case .signIn: return "/auth/sign-in"
+        case .refresh: return "/auth/refresh"
+        }
+    }
+    var method: HTTPMethod { .post }
+    var body: RequestBody {
+        switch self {
+        case let .signIn(email, password): return .json(["email": email, "password": password])
+        case let .refresh(token): return .json(["refreshToken": token])
+        }
+    }
+    var requiresAuthentication: Bool { false }
+}
+
+struct TokenResponse: Decodable {
+    let accessToken: String
+    let refreshToken: String
+    let expiresIn: TimeInterval?
+
+    var credential: Credential {
+        Credential(accessToken: accessToken, refreshToken: refreshToken,
+                   expiresAt: expiresIn.map { Date().addingTimeInterval($0) })
+    }
+}
+
+/// Section 2 and 3 of the page, as a function so the statements compile here.
+func authenticationWiring() -> (NetworkProvider, AuthInterceptor, AuthInterceptor) {
+    let authProvider = NetworkProvider()   // sign-in and refresh: no interceptor needed
+    let auth = AuthInterceptor(baseURL: URL(string: "https://api.example.com/v1")!, store: InMemoryCredentialStore()) { credential in
+        try await authProvider.request(AuthAPI.refresh(refreshToken: credential.refreshToken), as: TokenResponse.self).credential
+    }
+    let provider = NetworkProvider(interceptor: auth, errorMapper: ServerError.mapper)
+
+    let custom = AuthInterceptor(
+        baseURL: URL(string: "https://api.example.com/v1")!,
+        additionalScope: [URL(string: "https://upload.example.com")!],
+        header: AuthorizationHeader(name: "accessToken"),   // raw token, custom header; default is .bearer
+        expiredStatusCodes: [419],                          // default [401]
+        refreshLeeway: 120                                  // refresh 2 minutes before a known expiry
+    ) { credential in
+        try await authProvider.request(AuthAPI.refresh(refreshToken: credential.refreshToken), as: TokenResponse.self).credential
+    }
+    return (provider, auth, custom)
+}
+
+@MainActor
+final class SessionObserver {
+    var isSignInRequired = false
+
+    func observe(_ auth: AuthInterceptor) -> Task<Void, Never> {
+        Task { @MainActor in
+            for await event in auth.events() {
+                if case .sessionExpired = event { isSignInRequired = true }
+            }
+        }
+    }
+}
+
+struct ServerError: Error, Decodable {
+    struct Payload: Decodable {
+        struct JWT: Decodable { let accessToken: String; let refreshToken: String }
+        let jwtToken: JWT?
+    }
+    let status: Int
+    let divisionCode: String
+    let message: String
+    let data: Payload?
+
+    static let mapper: ErrorResponseMapper = { response in
+        try? JSONDecoder().decode(ServerError.self, from: response.data)   // nil: keep invalidStatusCode
+    }
+
+    /// The tokens of a sign-up that is not completed yet (E009), if this is one.
+    var incompleteSignUpCredential: Credential? {
+        guard divisionCode == "E009", let jwt = data?.jwtToken else { return nil }
+        return Credential(accessToken: jwt.accessToken, refreshToken: jwt.refreshToken)
+    }
+}
+
+enum SignInResult: Equatable {
+    case signedIn
+    case signUpIncomplete
+}
+
+struct AccountRepository {
+    let network: any NetworkProviding
+    let auth: AuthInterceptor
+
+    func signIn(email: String, password: String) async throws -> SignInResult {
+        do {
+            let tokens = try await network.request(AuthAPI.signIn(email: email, password: password), as: TokenResponse.self)
+            try await auth.signIn(with: tokens.credential)
+            return .signedIn
+        } catch let error as ServerError {
+            guard let credential = error.incompleteSignUpCredential else { throw error }
+            try await auth.signIn(with: credential)   // the app may call the sign-up completion endpoints
+            return .signUpIncomplete
+        }
+    }
+}
+
+@Suite("Authentication doc snippets", .timeLimit(.minutes(1)))
+struct AuthDocSnippetTests {
+    static let envelope = """
+        {"status":400,"divisionCode":"E009","message":"Not Completed SignUp Exception",\
+        "data":{"jwtToken":{"accessToken":"a","refreshToken":"r"}}}
+        """
+
+    func makeAccounts(signInAnswer: MockResponse) -> (AccountRepository, AuthInterceptor, InMemoryCredentialStore, MockServer) {
+        let server = MockServer()
+        server.stub(.post, "/v1/auth/sign-in", signInAnswer)
+        let store = InMemoryCredentialStore()
+        let auth = AuthInterceptor(baseURL: URL(string: "https://api.example.com/v1")!, store: store) { _ in
+            throw NetworkError.sessionExpired
+        }
+        let repository = AccountRepository(network: server.makeProvider(interceptor: auth, errorMapper: ServerError.mapper), auth: auth)
+        return (repository, auth, store, server)
+    }
+
+    @Test func incompleteSignUpBecomesAStateAndStillSavesTheTokens() async throws {
+        // GIVEN a backend answering the E009 envelope
+        let (repository, _, store, server) = makeAccounts(signInAnswer: .json(raw: Self.envelope, statusCode: 400))
+        // WHEN the user signs in
+        let result = try await repository.signIn(email: "kim@example.com", password: "pw")
+        // THEN the repository reports the state and the tokens are stored
+        #expect(result == .signUpIncomplete)
+        #expect(await store.load() == Credential(accessToken: "a", refreshToken: "r"))
+        // and the sign-in itself carried no token
+        #expect(server.requests.first?.header("Authorization") == nil)
+    }
+
+    @Test func completeSignInStoresTheCredential() async throws {
+        let (repository, _, store, _) = makeAccounts(signInAnswer: .json(raw: #"{"accessToken":"x","refreshToken":"y","expiresIn":3600}"#))
+        #expect(try await repository.signIn(email: "kim@example.com", password: "pw") == .signedIn)
+        let stored = try #require(await store.load())
+        #expect(stored.accessToken == "x" && stored.refreshToken == "y" && stored.expiresAt != nil)
+    }
+
+    @Test func otherServerErrorsAreThrown() async {
+        let (repository, _, store, _) = makeAccounts(signInAnswer: .json(raw: #"{"status":401,"divisionCode":"E001","message":"wrong password"}"#, statusCode: 401))
+        await #expect {
+            try await repository.signIn(email: "kim@example.com", password: "bad")
+        } throws: { error in
+            (error as? ServerError)?.divisionCode == "E001"
+        }
+        #expect(await store.load() == nil)
+    }
+
+    @MainActor
+    @Test func sessionObserverHearsTheExpiry() async throws {
+        // GIVEN an observer of an interceptor whose refresh token is rejected
+        let api = MockAuthServer()
+        api.setRefreshAnswer(.reject)
+        let (provider, auth) = api.makeAuthenticatedProvider()
+        let observer = SessionObserver()
+        let observation = observer.observe(auth)
+        // WHEN a request needs a refresh
+        await #expect(throws: NetworkError.self) { try await provider.response(api.resource("/me")) }
+        // THEN the observer is told (its loop handles the buffered event once it runs)
+        while !observer.isSignInRequired { await Task.yield() }
+        observation.cancel()
+        #expect(observer.isSignInRequired)
+    }
+
+    @Test func wiringBuildsProviders() async throws {
+        let (provider, auth, custom) = authenticationWiring()
+        #expect(provider.interceptor is AuthInterceptor)
+        #expect(auth.scope == [Origin(URL(string: "https://api.example.com")!)])
+        #expect(custom.scope.count == 2 && custom.header.name == "accessToken" && custom.expiredStatusCodes == [419])
+    }
+}
