@@ -32,6 +32,8 @@ public final class NetworkProvider: NetworkProviding {
     private let encoder: JSONEncoder
     private let decoder: JSONDecoder
     private let errorMapper: ErrorResponseMapper?
+    private let events: EventDispatcher
+    private let sleep: @Sendable (TimeInterval) async throws -> Void
 
     /// Creates a provider.
     ///
@@ -44,13 +46,18 @@ public final class NetworkProvider: NetworkProviding {
     ///     ``defaultMaximumAttempts`` (6). When a retrier asks for more, the call throws
     ///     ``NetworkError/tooManyAttempts(_:lastError:)``.
     ///   - errorMapper: turns an unacceptable response into the app's error; see ``ErrorResponseMapper``.
+    ///   - monitors: observers of every call; see ``EventMonitor`` for when they are called.
+    ///   - sleep: waits out a ``RetryResult/retryWithDelay(_:)``; by default `Task.sleep`. Tests pass one
+    ///     that records the delay and returns at once. It must throw when the task is cancelled.
     public init(
         configuration: URLSessionConfiguration = .default,
         interceptor: (any RequestInterceptor)? = nil,
         encoder: JSONEncoder = JSONEncoder(),
         decoder: JSONDecoder = JSONDecoder(),
         maximumAttempts: Int = NetworkProvider.defaultMaximumAttempts,
-        errorMapper: ErrorResponseMapper? = nil
+        errorMapper: ErrorResponseMapper? = nil,
+        monitors: [any EventMonitor] = [],
+        sleep: @escaping @Sendable (TimeInterval) async throws -> Void = NetworkProvider.taskSleep
     ) {
         self.session = URLSession(configuration: configuration, delegate: SessionDelegate(), delegateQueue: nil)
         self.interceptor = interceptor
@@ -58,6 +65,8 @@ public final class NetworkProvider: NetworkProviding {
         self.decoder = decoder
         self.maximumAttempts = max(1, maximumAttempts)
         self.errorMapper = errorMapper
+        self.events = EventDispatcher(monitors)
+        self.sleep = sleep
     }
 
     deinit {
@@ -81,25 +90,64 @@ public final class NetworkProvider: NetworkProviding {
         _ endpoint: some Endpoint,
         interceptor: (any RequestInterceptor)? = nil
     ) async throws -> Response {
-        let built = try endpoint.urlRequest(encoder: encoder)
-        let chain = chain(with: interceptor)
-        let context = RequestContext(endpoint: endpoint)
+        let started = DispatchTime.now()
+        let context = RequestContext(endpoint: endpoint, events: events)
+        var sent: URLRequest?
         var attempts = 0
+        do {
+            let built = try endpoint.urlRequest(encoder: encoder)
+            sent = built
+            events.send { $0.requestDidBuild(built, context: context) }
+            let response = try await run(built, for: endpoint, context: context, chain: chain(with: interceptor), sent: &sent, attempts: &attempts)
+            if !events.isEmpty {
+                let (last, count, duration) = (sent ?? built, attempts, started.secondsElapsed)
+                events.send { $0.requestDidFinish(last, result: .success(response), attempts: count, duration: duration, context: context) }
+            }
+            return response
+        } catch {
+            if !events.isEmpty, let last = sent {
+                let (count, duration) = (attempts, started.secondsElapsed)
+                events.send { $0.requestDidFinish(last, result: .failure(error), attempts: count, duration: duration, context: context) }
+            }
+            throw error
+        }
+    }
+
+    /// The attempt loop: adapt → send → validate → on error ask the retriers → retry or throw.
+    private func run(
+        _ built: URLRequest,
+        for endpoint: some Endpoint,
+        context: RequestContext,
+        chain: (any RequestInterceptor)?,
+        sent: inout URLRequest?,
+        attempts: inout Int
+    ) async throws -> Response {
         while true {
             attempts += 1
             if Task.isCancelled { throw NetworkError.cancelled }
-            var sent = built
+            var request = built
             var response: Response?
             do {
-                if let chain { sent = try await chain.adapt(built, for: context) }
-                let (data, httpResponse) = try await send(sent)
-                response = Response(data: data, httpResponse: httpResponse, request: sent)
-                return try validate(response!, for: endpoint)
+                if let chain {
+                    request = try await chain.adapt(built, for: context)
+                    events.send { [request] in $0.requestDidAdapt(request, context: context) }
+                }
+                sent = request
+                events.send { [request] in $0.taskDidStart(request, context: context) }
+                let taskStarted = DispatchTime.now()
+                let (data, httpResponse) = try await send(request)
+                let received = Response(data: data, httpResponse: httpResponse, request: request)
+                response = received
+                let duration = taskStarted.secondsElapsed
+                events.send { $0.responseDidArrive(received, duration: duration, context: context) }
+                return try validate(received, for: endpoint, context: context)
             } catch {
                 let error = Self.normalize(error)
                 if case NetworkError.cancelled = error { throw error }
                 guard let chain else { throw error }
-                switch await chain.retry(sent, dueTo: error, response: response, context: context) {
+                let decision = await chain.retry(request, dueTo: error, response: response, context: context)
+                events.send { [attempts] in $0.retryDidDecide(decision, attempt: attempts, error: error, context: context) }
+                switch decision {
                 case .doNotRetry:
                     throw error
                 case .doNotRetryWithError(let replacement):
@@ -108,7 +156,9 @@ public final class NetworkProvider: NetworkProviding {
                     guard attempts < maximumAttempts else { throw NetworkError.tooManyAttempts(attempts, lastError: error) }
                 case .retryWithDelay(let seconds):
                     guard attempts < maximumAttempts else { throw NetworkError.tooManyAttempts(attempts, lastError: error) }
-                    try await Self.sleep(seconds: seconds)
+                    if seconds > 0 {
+                        do { try await sleep(seconds) } catch { throw NetworkError.cancelled }
+                    }
                 }
                 context.recordRetry()
             }
@@ -125,9 +175,11 @@ public final class NetworkProvider: NetworkProviding {
         }
     }
 
-    private func validate(_ response: Response, for endpoint: some Endpoint) throws -> Response {
+    private func validate(_ response: Response, for endpoint: some Endpoint, context: RequestContext) throws -> Response {
         guard endpoint.acceptableStatusCodes.contains(response.statusCode) else {
-            throw errorMapper?(response) ?? NetworkError.invalidStatusCode(response.statusCode)
+            let error = errorMapper?(response) ?? NetworkError.invalidStatusCode(response.statusCode)
+            events.send { $0.validationDidFail(response, error: error, context: context) }
+            throw error
         }
         return response
     }
@@ -162,13 +214,17 @@ public final class NetworkProvider: NetworkProviding {
         return error
     }
 
-    static func sleep(seconds: TimeInterval) async throws {
-        guard seconds > 0 else { return }
-        do {
-            try await Task.sleep(nanoseconds: UInt64(min(seconds, 86_400) * 1_000_000_000))
-        } catch {
-            throw NetworkError.cancelled
-        }
+    /// The default `sleep`: `Task.sleep`, which throws when the task is cancelled. Delays are capped
+    /// at a day.
+    public static let taskSleep: @Sendable (TimeInterval) async throws -> Void = { seconds in
+        try await Task.sleep(nanoseconds: UInt64(min(max(seconds, 0), 86_400) * 1_000_000_000))
+    }
+}
+
+extension DispatchTime {
+    /// Seconds from this time until now.
+    var secondsElapsed: TimeInterval {
+        Double(DispatchTime.now().uptimeNanoseconds - uptimeNanoseconds) / 1_000_000_000
     }
 }
 

@@ -163,7 +163,9 @@ public final class MockAuthServer: @unchecked Sendable {
         refreshWindow: RefreshWindow = RefreshWindow(),
         now: @escaping @Sendable () -> Date = { Date() },
         retriers: [any RequestRetrier] = [],
-        maximumAttempts: Int = NetworkProvider.defaultMaximumAttempts
+        maximumAttempts: Int = NetworkProvider.defaultMaximumAttempts,
+        monitors: [any EventMonitor] = [],
+        sleep: @escaping @Sendable (TimeInterval) async throws -> Void = NetworkProvider.taskSleep
     ) -> (provider: NetworkProvider, auth: AuthInterceptor) {
         let box = ProviderBox()
         let baseURL = self.baseURL
@@ -181,7 +183,7 @@ public final class MockAuthServer: @unchecked Sendable {
             return Credential(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken)
         }
         let interceptor = Interceptor(adapters: [auth], retriers: [auth] + retriers)
-        let provider = mock.makeProvider(interceptor: interceptor, maximumAttempts: maximumAttempts)
+        let provider = mock.makeProvider(interceptor: interceptor, maximumAttempts: maximumAttempts, monitors: monitors, sleep: sleep)
         box.provider = provider
         return (provider, auth)
     }

@@ -101,7 +101,7 @@ public final class MockServer: @unchecked Sendable {
     }
 
     /// A session configuration whose requests are answered by ``MockURLProtocol``. Requests must be
-    /// routed with ``route(_:)``; ``makeProvider(interceptor:encoder:decoder:maximumAttempts:errorMapper:)``
+    /// routed with ``route(_:)``; ``makeProvider(interceptor:encoder:decoder:maximumAttempts:errorMapper:monitors:sleep:)``
     /// does that for you.
     public func makeConfiguration() -> URLSessionConfiguration {
         let configuration = URLSessionConfiguration.ephemeral
@@ -117,7 +117,9 @@ public final class MockServer: @unchecked Sendable {
         encoder: JSONEncoder = JSONEncoder(),
         decoder: JSONDecoder = JSONDecoder(),
         maximumAttempts: Int = NetworkProvider.defaultMaximumAttempts,
-        errorMapper: ErrorResponseMapper? = nil
+        errorMapper: ErrorResponseMapper? = nil,
+        monitors: [any EventMonitor] = [],
+        sleep: @escaping @Sendable (TimeInterval) async throws -> Void = NetworkProvider.taskSleep
     ) -> NetworkProvider {
         // Captures the server strongly: a provider keeps its server alive (the server holds no provider).
         let router: any RequestAdapter = ClosureAdapter { [self] request, _ in route(request) }
@@ -130,7 +132,9 @@ public final class MockServer: @unchecked Sendable {
             encoder: encoder,
             decoder: decoder,
             maximumAttempts: maximumAttempts,
-            errorMapper: errorMapper
+            errorMapper: errorMapper,
+            monitors: monitors,
+            sleep: sleep
         )
     }
 

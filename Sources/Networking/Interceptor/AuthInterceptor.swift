@@ -137,7 +137,7 @@ public actor AuthInterceptor: RequestInterceptor {
     public nonisolated func adapt(_ request: URLRequest, for context: RequestContext) async throws -> URLRequest {
         guard needsToken(request, context) else { return request }
         do {
-            return header.apply(try await accessToken(), to: request)
+            return header.apply(try await accessToken(for: context), to: request)
         } catch is CancellationError {
             throw NetworkError.cancelled
         }
@@ -154,7 +154,7 @@ public actor AuthInterceptor: RequestInterceptor {
         else { return .doNotRetry }
         context[noteKey] = true
         do {
-            _ = try await credential(replacing: header.token(in: request))
+            _ = try await credential(replacing: header.token(in: request), for: context)
             return .retry
         } catch is CancellationError {
             return .doNotRetryWithError(NetworkError.cancelled)
@@ -187,26 +187,27 @@ public actor AuthInterceptor: RequestInterceptor {
     }
 
     /// The token to send now: the current one, or a refreshed one when it is about to expire.
-    private func accessToken() async throws -> String {
+    private func accessToken(for context: RequestContext) async throws -> String {
         if let refreshTask { return try await refreshTask.valueUnlessCancelled().accessToken }
         guard let current = try await loadedCredential() else { throw NetworkError.missingCredential }
         guard current.expires(within: refreshLeeway, of: now()) else { return current.accessToken }
-        return try await credential(replacing: current.accessToken).accessToken
+        return try await credential(replacing: current.accessToken, for: context).accessToken
     }
 
     /// The credential to use instead of one whose access token is `failedToken`: the current one when
     /// it is newer, else the result of the one shared refresh.
-    private func credential(replacing failedToken: String?) async throws -> Credential {
+    private func credential(replacing failedToken: String?, for context: RequestContext) async throws -> Credential {
         if let refreshTask { return try await refreshTask.valueUnlessCancelled() }
         guard let current = try await loadedCredential() else { throw NetworkError.missingCredential }
         if let refreshTask { return try await refreshTask.valueUnlessCancelled() }
         if failedToken != current.accessToken { return current }
-        let task = try startRefresh(from: current)
+        let task = try startRefresh(from: current, for: context)
         return try await task.valueUnlessCancelled()
     }
 
-    /// Starts the one refresh (no suspension between the checks above and here).
-    private func startRefresh(from current: Credential) throws -> Task<Credential, any Error> {
+    /// Starts the one refresh (no suspension between the checks above and here). The provider
+    /// monitors of `context`, the call that triggered it, hear about it.
+    private func startRefresh(from current: Credential, for context: RequestContext) throws -> Task<Credential, any Error> {
         let startedAt = now()
         refreshDates = refreshDates.filter { startedAt.timeIntervalSince($0) < refreshWindow.interval }
         guard refreshDates.count < refreshWindow.maximumCount else {
@@ -214,12 +215,17 @@ public actor AuthInterceptor: RequestInterceptor {
         }
         refreshDates.append(startedAt)
         broadcaster.send(.refreshStarted)
+        context.events.send { $0.tokenRefreshDidStart(context: context) }
         let task = Task { [refresh, id] in
             let result: Result<Credential, any Error>
             do {
                 result = .success(try await RefreshScope.$current.withValue(id) { try await refresh(current) })
             } catch {
                 result = .failure(error)
+            }
+            switch result {
+            case .success: context.events.send { $0.tokenRefreshDidSucceed(context: context) }
+            case .failure(let error): context.events.send { $0.tokenRefreshDidFail(error, context: context) }
             }
             return try await self.finishRefresh(with: result)
         }

@@ -10,13 +10,21 @@ public final class RequestContext: @unchecked Sendable {
 
     /// The endpoint this call was built from.
     public let endpoint: any Endpoint
+    /// The provider's monitors, for interceptors that report events (such as token refreshes).
+    let events: EventDispatcher
     private let lock = NSLock()
     private var _retryCount = 0
     private var notes: [String: any Sendable] = [:]
 
-    /// Creates a context for a call to `endpoint`.
-    public init(endpoint: any Endpoint) {
+    /// Creates a context for a call to `endpoint`. The provider makes one per call; make your own to
+    /// test an interceptor directly.
+    public convenience init(endpoint: any Endpoint) {
+        self.init(endpoint: endpoint, events: EventDispatcher([]))
+    }
+
+    init(endpoint: any Endpoint, events: EventDispatcher) {
         self.endpoint = endpoint
+        self.events = events
     }
 
     /// How many times this call has been retried so far: 0 during the first attempt.

@@ -1,0 +1,92 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Observes what the provider does with each call. Every method has an empty default: implement only
+/// what you need.
+///
+/// **Context.** The provider never calls a monitor from the request's own task: each event is queued,
+/// in the order it happened, on the provider's serial event queue, and the monitors are called there
+/// one after another. A slow monitor therefore delays only later events, never a request, and cannot
+/// reorder the pipeline. Events of concurrent calls interleave; events of one call arrive in order.
+///
+/// ```swift
+/// struct StatusCounter: EventMonitor {
+///     let counts: Counter
+///     func responseDidArrive(_ response: Response, duration: TimeInterval, context: RequestContext) {
+///         counts.add(response.statusCode)
+///     }
+/// }
+/// let provider = NetworkProvider(monitors: [NetworkLogger(), StatusCounter(counts: counts)])
+/// ```
+public protocol EventMonitor: Sendable {
+    /// The endpoint was turned into a request (once per call).
+    func requestDidBuild(_ request: URLRequest, context: RequestContext)
+    /// The interceptors adapted the request for an attempt (once per attempt).
+    func requestDidAdapt(_ request: URLRequest, context: RequestContext)
+    /// The `URLSessionTask` for an attempt was started.
+    func taskDidStart(_ request: URLRequest, context: RequestContext)
+    /// An attempt received a response; `duration` runs from the task's start, and the body's size is
+    /// `response.data.count`.
+    func responseDidArrive(_ response: Response, duration: TimeInterval, context: RequestContext)
+    /// An attempt's response was not acceptable; `error` is what will be thrown unless it is retried.
+    func validationDidFail(_ response: Response, error: any Error, context: RequestContext)
+    /// The retriers answered for a failed attempt: `attempt` is the attempt that failed (1-based),
+    /// `error` the reason.
+    func retryDidDecide(_ result: RetryResult, attempt: Int, error: any Error, context: RequestContext)
+    /// An interceptor started refreshing the access token because of this call.
+    func tokenRefreshDidStart(context: RequestContext)
+    /// The token refresh started for this call succeeded.
+    func tokenRefreshDidSucceed(context: RequestContext)
+    /// The token refresh started for this call failed with `error`.
+    func tokenRefreshDidFail(_ error: any Error, context: RequestContext)
+    /// The call ended: `request` is the last request sent (or as built, if none was sent), `attempts`
+    /// how many were made, and `duration` the whole call's.
+    func requestDidFinish(
+        _ request: URLRequest,
+        result: Result<Response, any Error>,
+        attempts: Int,
+        duration: TimeInterval,
+        context: RequestContext
+    )
+}
+
+extension EventMonitor {
+    public func requestDidBuild(_ request: URLRequest, context: RequestContext) {}
+    public func requestDidAdapt(_ request: URLRequest, context: RequestContext) {}
+    public func taskDidStart(_ request: URLRequest, context: RequestContext) {}
+    public func responseDidArrive(_ response: Response, duration: TimeInterval, context: RequestContext) {}
+    public func validationDidFail(_ response: Response, error: any Error, context: RequestContext) {}
+    public func retryDidDecide(_ result: RetryResult, attempt: Int, error: any Error, context: RequestContext) {}
+    public func tokenRefreshDidStart(context: RequestContext) {}
+    public func tokenRefreshDidSucceed(context: RequestContext) {}
+    public func tokenRefreshDidFail(_ error: any Error, context: RequestContext) {}
+    public func requestDidFinish(
+        _ request: URLRequest,
+        result: Result<Response, any Error>,
+        attempts: Int,
+        duration: TimeInterval,
+        context: RequestContext
+    ) {}
+}
+
+/// The provider's monitors behind one serial queue: the pipeline only enqueues, never waits.
+final class EventDispatcher: Sendable {
+    private let monitors: [any EventMonitor]
+    private let queue = DispatchQueue(label: "Networking.EventMonitor")
+
+    init(_ monitors: [any EventMonitor]) {
+        self.monitors = monitors
+    }
+
+    /// Whether there is anyone to tell; callers skip building events when not.
+    var isEmpty: Bool { monitors.isEmpty }
+
+    func send(_ event: @escaping @Sendable (any EventMonitor) -> Void) {
+        guard !monitors.isEmpty else { return }
+        queue.async { [monitors] in
+            for monitor in monitors { event(monitor) }
+        }
+    }
+}

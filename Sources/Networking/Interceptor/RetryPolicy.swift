@@ -1,0 +1,162 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Retries transient failures with exponential backoff and jitter, honouring `Retry-After`.
+///
+/// By default: at most 2 retries per call; only idempotent methods (GET, HEAD, OPTIONS, PUT, DELETE,
+/// TRACE); statuses 408, 429, 500, 502, 503, 504; transport errors worth another try (timed out,
+/// connection lost, cannot connect, DNS failure, not connected, ...); never cancellation.
+///
+/// The delay before retry *n* (0-based) is `scale × base^n`, capped at `maximumDelay`, then jittered
+/// down by up to `jitter` of itself so that a fleet of clients does not retry in lockstep. A
+/// `Retry-After` header (seconds or an HTTP date) replaces the backoff, capped at `maximumDelay`; a
+/// malformed one is ignored.
+///
+/// ```swift
+/// let provider = NetworkProvider(interceptor: Interceptor(adapters: [auth], retriers: [auth, RetryPolicy()]))
+/// ```
+public struct RetryPolicy: RequestInterceptor {
+    /// The default methods retried: the idempotent ones.
+    public static let defaultRetryableMethods: Set<HTTPMethod> = [.get, .head, .options, .put, .delete, .trace]
+    /// The default statuses retried.
+    public static let defaultRetryableStatusCodes: Set<Int> = [408, 429, 500, 502, 503, 504]
+    /// The default transport errors retried.
+    public static let defaultRetryableURLErrorCodes: Set<URLError.Code> = [
+        .backgroundSessionInUseByAnotherProcess, .backgroundSessionWasDisconnected, .badServerResponse,
+        .callIsActive, .cannotConnectToHost, .cannotFindHost, .cannotLoadFromNetwork, .dataNotAllowed,
+        .dnsLookupFailed, .internationalRoamingOff, .networkConnectionLost, .notConnectedToInternet,
+        .resourceUnavailable, .secureConnectionFailed, .timedOut,
+    ]
+
+    /// The most retries this policy grants one call.
+    public var retryLimit: Int
+    /// The backoff's base: the delay is multiplied by it on each retry.
+    public var exponentialBackoffBase: Double
+    /// The backoff's scale: the delay before the first retry, in seconds.
+    public var exponentialBackoffScale: TimeInterval
+    /// The longest delay, for backoff and `Retry-After` alike.
+    public var maximumDelay: TimeInterval
+    /// How much of each backoff delay may be taken off at random, from 0 (none) to 1 (full jitter).
+    public var jitter: Double
+    /// The methods retried.
+    public var retryableMethods: Set<HTTPMethod>
+    /// The statuses retried.
+    public var retryableStatusCodes: Set<Int>
+    /// The transport errors retried.
+    public var retryableURLErrorCodes: Set<URLError.Code>
+    private let random: @Sendable () -> Double
+    private let now: @Sendable () -> Date
+
+    /// Creates a policy.
+    ///
+    /// - Parameters:
+    ///   - retryLimit: retries per call; default 2.
+    ///   - exponentialBackoffBase: default 2.
+    ///   - exponentialBackoffScale: seconds before the first retry; default 0.5.
+    ///   - maximumDelay: the cap on any delay; default 30 s.
+    ///   - jitter: the share of each backoff delay that is random; default 0.5 (the delay lies
+    ///     between half and all of the computed backoff).
+    ///   - random: a number in `0...1`, for tests; default the system generator.
+    ///   - now: the clock `Retry-After` dates are compared with, for tests.
+    public init(
+        retryLimit: Int = 2,
+        exponentialBackoffBase: Double = 2,
+        exponentialBackoffScale: TimeInterval = 0.5,
+        maximumDelay: TimeInterval = 30,
+        jitter: Double = 0.5,
+        retryableMethods: Set<HTTPMethod> = RetryPolicy.defaultRetryableMethods,
+        retryableStatusCodes: Set<Int> = RetryPolicy.defaultRetryableStatusCodes,
+        retryableURLErrorCodes: Set<URLError.Code> = RetryPolicy.defaultRetryableURLErrorCodes,
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0...1) },
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.retryLimit = retryLimit
+        self.exponentialBackoffBase = exponentialBackoffBase
+        self.exponentialBackoffScale = exponentialBackoffScale
+        self.maximumDelay = maximumDelay
+        self.jitter = min(max(jitter, 0), 1)
+        self.retryableMethods = retryableMethods
+        self.retryableStatusCodes = retryableStatusCodes
+        self.retryableURLErrorCodes = retryableURLErrorCodes
+        self.random = random
+        self.now = now
+    }
+
+    public func retry(
+        _ request: URLRequest,
+        dueTo error: any Error,
+        response: Response?,
+        context: RequestContext
+    ) async -> RetryResult {
+        let retries = context[Self.noteKey] as? Int ?? 0
+        guard retries < retryLimit,
+              retryableMethods.contains(HTTPMethod(rawValue: request.httpMethod ?? "GET")),
+              shouldRetry(error, response: response)
+        else { return .doNotRetry }
+        context[Self.noteKey] = retries + 1
+        if let retryAfter = response.flatMap({ $0.value(forHTTPHeaderField: "Retry-After") }).flatMap(retryAfterDelay) {
+            return .retryWithDelay(retryAfter)
+        }
+        return .retryWithDelay(backoffDelay(forRetry: retries))
+    }
+
+    /// Whether `error` (with its response, if any) is worth another try.
+    public func shouldRetry(_ error: any Error, response: Response?) -> Bool {
+        if let response { return retryableStatusCodes.contains(response.statusCode) }
+        switch error {
+        case NetworkError.transportFailed(let urlError): return retryableURLErrorCodes.contains(urlError.code)
+        case let urlError as URLError: return retryableURLErrorCodes.contains(urlError.code)
+        default: return false
+        }
+    }
+
+    /// The jittered backoff before retry `index` (0 for the first retry), in seconds.
+    public func backoffDelay(forRetry index: Int) -> TimeInterval {
+        let raw = exponentialBackoffScale * pow(exponentialBackoffBase, Double(index))
+        let capped = raw.isFinite ? min(raw, maximumDelay) : maximumDelay
+        return capped * (1 - jitter * min(max(random(), 0), 1))
+    }
+
+    /// The delay a `Retry-After` value asks for, capped at ``maximumDelay``; nil when it is malformed.
+    ///
+    /// Accepts delay-seconds (`"120"`) and an HTTP date (`"Wed, 21 Oct 2015 07:28:00 GMT"`, plus the
+    /// obsolete RFC 850 and asctime forms); a date in the past means no delay.
+    public func retryAfterDelay(_ value: String) -> TimeInterval? {
+        let value = value.trimmingCharacters(in: .whitespaces)
+        if !value.isEmpty, value.allSatisfy(\.isASCIIDigit) {
+            guard let seconds = Double(value) else { return nil }
+            return min(seconds, maximumDelay)
+        }
+        guard let date = HTTPDate.parse(value) else { return nil }
+        return min(max(date.timeIntervalSince(now()), 0), maximumDelay)
+    }
+
+    private static let noteKey = "RetryPolicy.retries"
+}
+
+extension Character {
+    fileprivate var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+}
+
+/// HTTP dates (RFC 9110 §5.6.7): IMF-fixdate and the two obsolete forms.
+enum HTTPDate {
+    private static let formats = [
+        "EEE, dd MMM yyyy HH:mm:ss zzz",   // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT
+        "EEEE, dd-MMM-yy HH:mm:ss zzz",    // RFC 850: Sunday, 06-Nov-94 08:49:37 GMT
+        "EEE MMM d HH:mm:ss yyyy",         // asctime: Sun Nov  6 08:49:37 1994
+    ]
+
+    static func parse(_ string: String) -> Date? {
+        let collapsed = string.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
+        for format in formats {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(secondsFromGMT: 0)
+            formatter.dateFormat = format
+            if let date = formatter.date(from: collapsed) { return date }
+        }
+        return nil
+    }
+}

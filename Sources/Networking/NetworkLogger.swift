@@ -1,0 +1,80 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// An ``EventMonitor`` that logs one readable line per call, or, in verbose mode, the headers and
+/// bodies too (truncated). Secrets are hidden by its ``Redactor``.
+///
+/// ```text
+/// GET https://api.example.com/v1/users/1 → 200 in 12 ms, 1 attempt, 87 bytes
+/// POST https://api.example.com/v1/auth/refresh → failed in 3 ms, 1 attempt: URLError -1009
+/// ```
+///
+/// ```swift
+/// let provider = NetworkProvider(monitors: [NetworkLogger(verbosity: .verbose)])
+/// ```
+public struct NetworkLogger: EventMonitor {
+    /// How much is logged.
+    public enum Verbosity: Sendable {
+        /// One line per call.
+        case basic
+        /// The line, then the last request's and response's headers and bodies.
+        case verbose
+    }
+
+    /// How much is logged.
+    public let verbosity: Verbosity
+    /// What is hidden.
+    public let redactor: Redactor
+    /// Where lines go.
+    public let sink: LogSink
+    /// The longest body shown, in characters.
+    public let bodyLimit: Int
+
+    /// Creates a logger; by default basic, redacting the usual credentials, to standard output.
+    public init(verbosity: Verbosity = .basic, redactor: Redactor = Redactor(), sink: LogSink = .standardOutput, bodyLimit: Int = 1_024) {
+        self.verbosity = verbosity
+        self.redactor = redactor
+        self.sink = sink
+        self.bodyLimit = bodyLimit
+    }
+
+    public func requestDidFinish(
+        _ request: URLRequest,
+        result: Result<Response, any Error>,
+        attempts: Int,
+        duration: TimeInterval,
+        context: RequestContext
+    ) {
+        let method = request.httpMethod ?? "GET"
+        let url = request.url.map(redactor.url) ?? "?"
+        let timing = "in \(Int((duration * 1_000).rounded())) ms, \(attempts) attempt\(attempts == 1 ? "" : "s")"
+        switch result {
+        case .success(let response):
+            sink.write("\(method) \(url) → \(response.statusCode) \(timing), \(response.data.count) bytes")
+        case .failure(let error):
+            let reason = (error as? NetworkError)?.description ?? "\(type(of: error))"
+            sink.write("\(method) \(url) → failed \(timing): \(reason)")
+        }
+        guard verbosity == .verbose else { return }
+        sink.write(describe("request", headers: request.allHTTPHeaderFields ?? [:], body: request.httpBody))
+        if case .success(let response) = result {
+            let headers = response.httpResponse.allHeaderFields.reduce(into: [String: String]()) { result, field in
+                result["\(field.key)"] = "\(field.value)"
+            }
+            sink.write(describe("response", headers: headers, body: response.data))
+        }
+    }
+
+    private func describe(_ title: String, headers: [String: String], body: Data?) -> String {
+        var lines = headers.sorted { $0.key.lowercased() < $1.key.lowercased() }.map { name, value in
+            "  \(name): \(redactor.headerValue(value, forName: name))"
+        }
+        let contentType = headers.first { $0.key.caseInsensitiveCompare("Content-Type") == .orderedSame }?.value
+        if let body, !body.isEmpty {
+            lines.append("  " + redactor.body(body, contentType: contentType, limit: bodyLimit))
+        }
+        return (["  \(title):"] + lines).joined(separator: "\n")
+    }
+}

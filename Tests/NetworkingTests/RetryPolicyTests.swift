@@ -1,0 +1,181 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Networking
+import NetworkingTestSupport
+import Testing
+
+/// Records the delays a provider was asked to wait, and returns at once.
+final class SleepRecorder: @unchecked Sendable {
+    private let delays = Recorder<TimeInterval>()
+    var all: [TimeInterval] { delays.all }
+    var sleep: @Sendable (TimeInterval) async throws -> Void {
+        { [delays] seconds in
+            try Task.checkCancellation()
+            delays.append(seconds)
+        }
+    }
+}
+
+@Suite("RetryPolicy")
+struct RetryPolicyTests {
+    let request = URLRequest(url: URL(string: "https://api.example.com/v1/users/1")!)
+
+    func response(_ status: Int, headers: [String: String] = [:], for request: URLRequest? = nil) -> Response {
+        let request = request ?? self.request
+        return Response(data: Data(), httpResponse: HTTPURLResponse(url: request.url!, statusCode: status, httpVersion: nil, headerFields: headers)!, request: request)
+    }
+
+    func decide(_ policy: RetryPolicy, status: Int? = nil, error: any Error = NetworkError.invalidStatusCode(503),
+                method: HTTPMethod = .get, headers: [String: String] = [:], context: RequestContext? = nil) async -> RetryResult {
+        var request = self.request
+        request.httpMethod = method.rawValue
+        return await policy.retry(request, dueTo: error, response: status.map { response($0, headers: headers, for: request) },
+                                  context: context ?? RequestContext(endpoint: TestEndpoint()))
+    }
+
+    func delay(of result: RetryResult) -> TimeInterval? {
+        if case .retryWithDelay(let seconds) = result { return seconds }
+        return nil
+    }
+
+    @Test func backoffSequenceIsExponentialAndCapped() {
+        let policy = RetryPolicy(exponentialBackoffBase: 2, exponentialBackoffScale: 0.5, maximumDelay: 3, random: { 0 })
+        #expect((0..<6).map(policy.backoffDelay(forRetry:)) == [0.5, 1, 2, 3, 3, 3])
+        let huge = RetryPolicy(maximumDelay: 30, random: { 0 })
+        #expect(huge.backoffDelay(forRetry: 5_000) == 30)
+    }
+
+    @Test func jitterStaysWithinItsBounds() {
+        let extremes = [0.0, 1.0].map { draw in RetryPolicy(exponentialBackoffScale: 1, jitter: 0.5, random: { draw }).backoffDelay(forRetry: 2) }
+        #expect(extremes == [4, 2])
+        let policy = RetryPolicy(exponentialBackoffScale: 1, jitter: 0.5)
+        let samples = (0..<1_000).map { _ in policy.backoffDelay(forRetry: 2) }
+        #expect(samples.allSatisfy { (2...4).contains($0) })
+        #expect(Set(samples).count > 100)   // really random, so clients do not retry in lockstep
+    }
+
+    @Test func retryAfterSecondsAndDatesAreHonouredAndCapped() {
+        let now = Date(timeIntervalSince1970: 1_445_412_480)   // Wed, 21 Oct 2015 07:28:00 GMT
+        let policy = RetryPolicy(maximumDelay: 300, now: { now })
+        #expect(policy.retryAfterDelay("120") == 120)
+        #expect(policy.retryAfterDelay(" 7 ") == 7)
+        #expect(policy.retryAfterDelay("Wed, 21 Oct 2015 07:29:30 GMT") == 90)
+        #expect(policy.retryAfterDelay("Wednesday, 21-Oct-15 07:29:30 GMT") == 90)
+        #expect(policy.retryAfterDelay("Wed Oct 21 07:29:30 2015") == 90)
+        #expect(policy.retryAfterDelay("Wed, 21 Oct 2015 07:00:00 GMT") == 0)   // in the past
+        #expect(policy.retryAfterDelay("3600") == 300)                            // capped
+        #expect(policy.retryAfterDelay("99999999999999999999999999") == 300)      // huge
+        #expect(policy.retryAfterDelay("Fri, 31 Dec 9999 23:59:59 GMT") == 300)
+        for malformed in ["soon", "-5", "1.5", "", "12abc", "Wed, 99 Foo 2015"] {
+            #expect(policy.retryAfterDelay(malformed) == nil, "\(malformed)")
+        }
+    }
+
+    @Test func retryAfterReplacesBackoffAndMalformedFallsBack() async {
+        let policy = RetryPolicy(exponentialBackoffScale: 0.5, random: { 0 })
+        #expect(delay(of: await decide(policy, status: 429, headers: ["Retry-After": "12"])) == 12)
+        #expect(delay(of: await decide(policy, status: 503, headers: ["Retry-After": "later"])) == 0.5)
+    }
+
+    @Test func onlyIdempotentMethodsByDefault() async {
+        let policy = RetryPolicy(random: { 0 })
+        for method in [HTTPMethod.get, .head, .options, .put, .delete, .trace] {
+            #expect(delay(of: await decide(policy, status: 503, method: method)) != nil, "\(method)")
+        }
+        for method in [HTTPMethod.post, .patch, "PURGE"] {
+            guard case .doNotRetry = await decide(policy, status: 503, method: method) else {
+                Issue.record("\(method) was retried")
+                continue
+            }
+        }
+        let posting = RetryPolicy(retryableMethods: [.post], random: { 0 })
+        #expect(delay(of: await decide(posting, status: 503, method: .post)) != nil)
+    }
+
+    @Test("retryable statuses", arguments: [408, 429, 500, 502, 503, 504])
+    func retryableStatus(status: Int) async {
+        #expect(delay(of: await decide(RetryPolicy(), status: status)) != nil)
+    }
+
+    @Test("statuses that are not retried", arguments: [400, 401, 403, 404, 409, 422, 501])
+    func nonRetryableStatus(status: Int) async {
+        guard case .doNotRetry = await decide(RetryPolicy(), status: status) else {
+            Issue.record("\(status) was retried")
+            return
+        }
+    }
+
+    @Test func transportErrorsWorthRetryingButNeverCancellation() async {
+        let policy = RetryPolicy()
+        for code in [URLError.Code.timedOut, .networkConnectionLost, .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet] {
+            #expect(delay(of: await decide(policy, error: NetworkError.transportFailed(URLError(code)))) != nil, "\(code)")
+        }
+        for error in [NetworkError.cancelled, NetworkError.transportFailed(URLError(.cancelled)), NetworkError.transportFailed(URLError(.badURL)),
+                      URLError(.cancelled), NetworkError.missingCredential, CancellationError()] as [any Error] {
+            guard case .doNotRetry = await decide(policy, error: error) else {
+                Issue.record("\(error) was retried")
+                continue
+            }
+        }
+    }
+
+    @Test func limitCountsThisPolicysRetriesPerCall() async throws {
+        // GIVEN a server that keeps failing and a provider that records its waits
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1", .status(503))
+        let sleeps = SleepRecorder()
+        let provider = server.makeProvider(interceptor: RetryPolicy(random: { 0 }), sleep: sleeps.sleep)
+        // WHEN the call is made
+        await #expect {
+            try await provider.response(TestEndpoint())
+        } throws: { error in
+            if case NetworkError.invalidStatusCode(503) = error { return true } else { return false }
+        }
+        // THEN two retries with exponential delays, three attempts in all, and no wall-clock sleep
+        #expect(sleeps.all == [0.5, 1.0])
+        #expect(server.requests.count == 3)
+    }
+
+    @Test func composedWithAuthA401RefreshesThenA503BacksOff() async throws {
+        // GIVEN an expired token, and an endpoint that is busy once right after the refresh
+        let api = MockAuthServer()
+        let calls = Recorder<String>()
+        api.mock.stub(.get, "/v1/flaky") { request in
+            calls.append(request.header("Authorization") ?? "none")
+            switch calls.count {
+            case 1: return .status(401)
+            case 2: return .status(503, headers: ["Retry-After": "2"])
+            default: return .json(["ok": true])
+            }
+        }
+        let sleeps = SleepRecorder()
+        let (provider, _) = api.makeAuthenticatedProvider(retriers: [RetryPolicy(random: { 0 })], sleep: sleeps.sleep)
+        // WHEN the call is made
+        let response = try await provider.response(api.resource("/flaky"))
+        // THEN one refresh, one backoff honouring Retry-After, and the new token on both retries
+        #expect(response.statusCode == 200)
+        #expect(api.refreshCount == 1)
+        #expect(sleeps.all == [2])
+        #expect(calls.all == ["Bearer access-0", "Bearer access-1", "Bearer access-1"])
+    }
+
+    @Test func providerCapHoldsOverAuthAndRetryPolicyTogether() async throws {
+        let api = MockAuthServer()
+        api.mock.stub(.get, "/v1/down") { request in
+            request.header("Authorization") == "Bearer access-0" ? .status(401) : .status(503)
+        }
+        let sleeps = SleepRecorder()
+        let (provider, _) = api.makeAuthenticatedProvider(retriers: [RetryPolicy(retryLimit: 10, random: { 0 })],
+                                                          maximumAttempts: 4, sleep: sleeps.sleep)
+        await #expect {
+            try await provider.response(api.resource("/down"))
+        } throws: { error in
+            guard case NetworkError.tooManyAttempts(4, let last) = error, case NetworkError.invalidStatusCode(503) = last else { return false }
+            return true
+        }
+        #expect(api.mock.requests(.get, "/v1/down").count == 4)
+        #expect(api.refreshCount == 1)
+    }
+}
