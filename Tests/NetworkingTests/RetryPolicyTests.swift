@@ -6,18 +6,6 @@ import Networking
 import NetworkingTestSupport
 import Testing
 
-/// Records the delays a provider was asked to wait, and returns at once.
-final class SleepRecorder: @unchecked Sendable {
-    private let delays = Recorder<TimeInterval>()
-    var all: [TimeInterval] { delays.all }
-    var sleep: @Sendable (TimeInterval) async throws -> Void {
-        { [delays] seconds in
-            try Task.checkCancellation()
-            delays.append(seconds)
-        }
-    }
-}
-
 @Suite("RetryPolicy")
 struct RetryPolicyTests {
     let request = URLRequest(url: URL(string: "https://api.example.com/v1/users/1")!)
@@ -125,7 +113,7 @@ struct RetryPolicyTests {
         // GIVEN a server that keeps failing and a provider that records its waits
         let server = MockServer()
         server.stub(.get, "/v1/users/1", .status(503))
-        let sleeps = SleepRecorder()
+        let sleeps = Delays()
         let provider = server.makeProvider(interceptor: RetryPolicy(random: { 0 }), sleep: sleeps.sleep)
         // WHEN the call is made
         await #expect {
@@ -150,7 +138,7 @@ struct RetryPolicyTests {
             default: return .json(["ok": true])
             }
         }
-        let sleeps = SleepRecorder()
+        let sleeps = Delays()
         let (provider, _) = api.makeAuthenticatedProvider(retriers: [RetryPolicy(random: { 0 })], sleep: sleeps.sleep)
         // WHEN the call is made
         let response = try await provider.response(api.resource("/flaky"))
@@ -166,7 +154,7 @@ struct RetryPolicyTests {
         api.mock.stub(.get, "/v1/down") { request in
             request.header("Authorization") == "Bearer access-0" ? .status(401) : .status(503)
         }
-        let sleeps = SleepRecorder()
+        let sleeps = Delays()
         let (provider, _) = api.makeAuthenticatedProvider(retriers: [RetryPolicy(retryLimit: 10, random: { 0 })],
                                                           maximumAttempts: 4, sleep: sleeps.sleep)
         await #expect {

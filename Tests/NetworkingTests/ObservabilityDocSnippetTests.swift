@@ -1,0 +1,108 @@
+// Twins of the snippets in Docs/Retries.md and Docs/Observability.md: keep each identical to its page.
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Networking
+import NetworkingTestSupport
+import Testing
+
+// MARK: Docs/Retries.md
+
+func makeProvider(auth: AuthInterceptor) -> NetworkProvider {
+    NetworkProvider(interceptor: Interceptor(adapters: [auth], retriers: [auth, RetryPolicy()]))
+}
+
+final class Delays: @unchecked Sendable {
+    private let lock = NSLock()
+    private var recorded: [TimeInterval] = []
+    var all: [TimeInterval] { lock.lock(); defer { lock.unlock() }; return recorded }
+
+    func sleep(_ seconds: TimeInterval) async throws {
+        try Task.checkCancellation()
+        record(seconds)
+    }
+
+    private func record(_ seconds: TimeInterval) {
+        lock.lock(); recorded.append(seconds); lock.unlock()
+    }
+}
+
+// MARK: Docs/Observability.md
+
+final class StatusCounter: EventMonitor, @unchecked Sendable {
+    private let lock = NSLock()
+    private var counts: [Int: Int] = [:]
+
+    func responseDidArrive(_ response: Response, duration: TimeInterval, context: RequestContext) {
+        lock.lock(); counts[response.statusCode, default: 0] += 1; lock.unlock()
+    }
+
+    func count(of status: Int) -> Int {
+        lock.lock(); defer { lock.unlock() }
+        return counts[status] ?? 0
+    }
+}
+
+func describe(_ response: Response) -> (safe: String, full: String) {
+    (response.request.cURLDescription, response.request.cURLDescription(redactor: nil))
+}
+
+@Suite("Retries and observability doc snippets")
+struct ObservabilityDocSnippetTests {
+    @Test func patientPolicy() {
+        let patient = RetryPolicy(
+            retryLimit: 4,
+            exponentialBackoffScale: 1,
+            maximumDelay: 60,
+            retryableMethods: RetryPolicy.defaultRetryableMethods.union([.post])   // only if your POSTs are idempotent
+        )
+        #expect(patient.retryLimit == 4 && patient.retryableMethods.contains(.post))
+    }
+
+    @Test func recommendedOrderBuilds() {
+        let auth = AuthInterceptor(baseURL: URL(string: "https://api.example.com")!) { $0 }
+        #expect(makeProvider(auth: auth).interceptor is Interceptor)
+    }
+
+    @Test func testingWithoutWaiting() async throws {
+        let delays = Delays()
+        let server = MockServer()
+        server.stub(.get, "/v1/feed", .status(503), .status(503), .status(200))
+        let provider = server.makeProvider(interceptor: RetryPolicy(random: { 0 }), sleep: delays.sleep)
+        // after a call: delays.all == [0.5, 1.0]
+        _ = try await provider.response(TestEndpoint(path: "/feed"))
+        #expect(delays.all == [0.5, 1.0])
+    }
+
+    @Test func monitorsAndLogging() async throws {
+        let counter = StatusCounter()
+        let monitored = NetworkProvider(monitors: [NetworkLogger(), counter])
+        _ = monitored
+
+        var redactor = Redactor()
+        redactor.headerNames.insert("X-Api-Key")
+        redactor.bodyKeys.insert("pin")
+        let logger = NetworkLogger(verbosity: .verbose, redactor: redactor, sink: .standardOutput)
+        let collected = LogSink { line in
+            // hand the line to your own logging system
+            _ = line
+        }
+        #expect(logger.verbosity == .verbose)
+        collected.write("ok")
+
+        let server = MockServer()
+        let done = Signal()
+        struct Finished: EventMonitor {
+            let done: Signal
+            func requestDidFinish(_ request: URLRequest, result: Result<Response, any Error>, attempts: Int, duration: TimeInterval, context: RequestContext) { done.fire() }
+        }
+        server.stub(.get, "/v1/users/1", .status(503), .status(200))
+        let provider = server.makeProvider(interceptor: RetryPolicy(random: { 0 }), monitors: [counter, Finished(done: done)], sleep: Delays().sleep)
+        let response = try await provider.response(TestEndpoint(headers: ["Authorization": "Bearer t0k3n"]))
+        await done.wait()
+        #expect(counter.count(of: 503) == 1 && counter.count(of: 200) == 1)
+        let (safe, full) = describe(response)
+        #expect(!safe.contains("t0k3n") && full.contains("t0k3n"))
+    }
+}
