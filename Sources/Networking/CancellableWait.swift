@@ -7,7 +7,7 @@ extension Task where Failure == any Error {
         let waiter = Waiter<Success>()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                waiter.set(continuation)
+                guard waiter.set(continuation) else { return }   // cancelled already: nothing to wait for
                 Task<Void, Never> { waiter.resume(with: await self.result) }
             }
         } onCancel: {
@@ -24,15 +24,17 @@ private final class Waiter<Value: Sendable>: @unchecked Sendable {
     private var early: Result<Value, any Error>?
     private var done = false
 
-    func set(_ continuation: CheckedContinuation<Value, any Error>) {
+    /// Stores `continuation`; returns false when a result came first (and resumes it with that).
+    func set(_ continuation: CheckedContinuation<Value, any Error>) -> Bool {
         lock.lock()
         if let early {
             lock.unlock()
             continuation.resume(with: early)
-            return
+            return false
         }
         self.continuation = continuation
         lock.unlock()
+        return true
     }
 
     func resume(with result: Result<Value, any Error>) {

@@ -32,6 +32,7 @@ public final class NetworkProvider: NetworkProviding {
     private let encoder: JSONEncoder
     private let decoder: JSONDecoder
     private let errorMapper: ErrorResponseMapper?
+    private let delegate: SessionDelegate
     private let events: EventDispatcher
     private let sleep: @Sendable (TimeInterval) async throws -> Void
 
@@ -59,7 +60,8 @@ public final class NetworkProvider: NetworkProviding {
         monitors: [any EventMonitor] = [],
         sleep: @escaping @Sendable (TimeInterval) async throws -> Void = NetworkProvider.taskSleep
     ) {
-        self.session = URLSession(configuration: configuration, delegate: SessionDelegate(), delegateQueue: nil)
+        self.delegate = SessionDelegate()
+        self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
         self.interceptor = interceptor
         self.encoder = encoder
         self.decoder = decoder
@@ -135,7 +137,8 @@ public final class NetworkProvider: NetworkProviding {
                 sent = request
                 events.send { [request] in $0.taskDidStart(request, context: context) }
                 let taskStarted = DispatchTime.now()
-                let (data, httpResponse) = try await send(request)
+                let adaptedHeaders = chain == nil ? [] : RedirectPolicy.headersAdded(by: request, to: built)
+                let (data, httpResponse) = try await send(request, adaptedHeaders: adaptedHeaders)
                 let received = Response(data: data, httpResponse: httpResponse, request: request)
                 response = received
                 let duration = taskStarted.secondsElapsed
@@ -147,11 +150,12 @@ public final class NetworkProvider: NetworkProviding {
                 guard let chain else { throw error }
                 let decision = await chain.retry(request, dueTo: error, response: response, context: context)
                 events.send { [attempts] in $0.retryDidDecide(decision, attempt: attempts, error: error, context: context) }
+                if Task.isCancelled { throw NetworkError.cancelled }
                 switch decision {
                 case .doNotRetry:
                     throw error
                 case .doNotRetryWithError(let replacement):
-                    throw replacement
+                    throw Self.normalize(replacement)
                 case .retry:
                     guard attempts < maximumAttempts else { throw NetworkError.tooManyAttempts(attempts, lastError: error) }
                 case .retryWithDelay(let seconds):
@@ -185,11 +189,14 @@ public final class NetworkProvider: NetworkProviding {
     }
 
     /// Sends one request; cancelling the calling task cancels the `URLSessionTask` at once.
-    private func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+    /// `adaptedHeaders` are removed if a redirect leaves the request's origin.
+    private func send(_ request: URLRequest, adaptedHeaders: Set<String>) async throws -> (Data, HTTPURLResponse) {
         let handle = TaskHandle()
+        let delegate = self.delegate
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, HTTPURLResponse), any Error>) in
                 let task = session.dataTask(with: request) { data, response, error in
+                    if !adaptedHeaders.isEmpty, let task = handle.startedTask { delegate.forget(task) }
                     if let error {
                         continuation.resume(throwing: error)
                     } else if let httpResponse = response as? HTTPURLResponse {
@@ -198,6 +205,7 @@ public final class NetworkProvider: NetworkProviding {
                         continuation.resume(throwing: URLError(.badServerResponse))
                     }
                 }
+                delegate.remember(adaptedHeaders, for: task)
                 handle.start(task)
             }
         } onCancel: {
@@ -235,6 +243,12 @@ private final class TaskHandle: @unchecked Sendable {
     private let lock = NSLock()
     private var task: URLSessionTask?
     private var isCancelled = false
+
+    /// The task, once started.
+    var startedTask: URLSessionTask? {
+        lock.lock(); defer { lock.unlock() }
+        return task
+    }
 
     func start(_ task: URLSessionTask) {
         lock.lock()

@@ -45,6 +45,8 @@ public final class MockAuthServer: @unchecked Sendable {
         public let accessToken: String
         /// The new refresh token (the old one no longer works).
         public let refreshToken: String
+        /// Seconds until the access token expires, when the server says.
+        public let expiresIn: TimeInterval?
     }
 
     /// What a protected request gets: its path and the token it was sent with.
@@ -96,6 +98,9 @@ public final class MockAuthServer: @unchecked Sendable {
     public let header: AuthorizationHeader
     /// The status a protected request gets for a missing, old or unknown token.
     public let expiredStatusCode: Int
+    /// The lifetime announced for issued access tokens (`expiresIn`), if any. The server itself does
+    /// not expire them by time: ``expireAccessTokens()`` does.
+    public let tokenLifetime: TimeInterval?
 
     private let lock = NSLock()
     private var validAccessToken: String?
@@ -112,11 +117,13 @@ public final class MockAuthServer: @unchecked Sendable {
         baseURL: URL = URL(string: "https://api.example.com/v1/")!,
         header: AuthorizationHeader = .bearer,
         expiredStatusCode: Int = 401,
-        accessTokenIsValid: Bool = false
+        accessTokenIsValid: Bool = false,
+        tokenLifetime: TimeInterval? = nil
     ) {
         self.baseURL = baseURL
         self.header = header
         self.expiredStatusCode = expiredStatusCode
+        self.tokenLifetime = tokenLifetime
         if accessTokenIsValid { validAccessToken = "access-0" }
         mock.stub(.post, baseURL.appendingPathComponent("auth/sign-in").path) { [weak self] _ in
             guard let self else { throw URLError(.cannotConnectToHost) }
@@ -180,7 +187,8 @@ public final class MockAuthServer: @unchecked Sendable {
         ) { credential in
             guard let provider = box.provider else { throw NetworkError.cancelled }
             let tokens = try await provider.request(RefreshEndpoint(baseURL: baseURL, refreshToken: credential.refreshToken), as: Tokens.self)
-            return Credential(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken)
+            return Credential(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken,
+                              expiresAt: tokens.expiresIn.map { now().addingTimeInterval($0) })
         }
         let interceptor = Interceptor(adapters: [auth], retriers: [auth] + retriers)
         let provider = mock.makeProvider(interceptor: interceptor, maximumAttempts: maximumAttempts, monitors: monitors, sleep: sleep)
@@ -212,7 +220,7 @@ public final class MockAuthServer: @unchecked Sendable {
         generation += 1
         validAccessToken = "access-\(generation)"
         validRefreshToken = "refresh-\(generation)"
-        return Tokens(accessToken: "access-\(generation)", refreshToken: "refresh-\(generation)")
+        return Tokens(accessToken: "access-\(generation)", refreshToken: "refresh-\(generation)", expiresIn: tokenLifetime)
     }
 
     private func answerProtected(_ request: RecordedRequest) -> MockResponse {

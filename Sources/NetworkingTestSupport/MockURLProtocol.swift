@@ -65,11 +65,15 @@ private final class Load: @unchecked Sendable {
     private var work: Task<Void, Never>?
     private var finished = false
     private var server: MockServer?
+    /// The task's work queue, found once in `start` (which URLSession calls on that queue).
+    private var queue: DispatchQueue?
 
     func start(_ recorded: RecordedRequest, on server: MockServer?, owner: MockURLProtocol) {
+        let queue = Self.workQueue(of: owner.task)
         lock.lock()
         self.owner = owner
         self.server = server
+        self.queue = queue
         lock.unlock()
         guard let server else { return fail(URLError(.unsupportedURL)) }
         let handler = server.receive(recorded)
@@ -84,8 +88,9 @@ private final class Load: @unchecked Sendable {
                 fail(error)
                 return
             } catch {
-                // Cancelled by stopLoading, or the handler threw something that is not a URLError.
-                fail(URLError(.cancelled))
+                // Cancelled by stopLoading (nothing is reported then), or the handler threw something
+                // that is not a URLError: a bug in the stub, reported as a bad response carrying it.
+                fail(Task.isCancelled ? URLError(.cancelled) : URLError(.badServerResponse, userInfo: [NSUnderlyingErrorKey: error]))
                 return
             }
             deliver(response, for: recorded.url)
@@ -136,10 +141,9 @@ private final class Load: @unchecked Sendable {
             if let client = owner.client { body(client, owner) }
         }
         lock.lock()
-        guard !finished, let owner else { lock.unlock(); return }
-        let task = owner.task
+        let queue = self.queue
         lock.unlock()
-        if let queue = Self.workQueue(of: task) {
+        if let queue {
             queue.async(execute: report)
         } else {
             report()

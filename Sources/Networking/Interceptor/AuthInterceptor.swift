@@ -19,6 +19,9 @@ import FoundationNetworking
 /// - **Refresh failed otherwise** (offline, timeout, 5xx): waiting requests fail with that error; the
 ///   credential is kept and a later request tries again.
 /// - More refreshes than ``RefreshWindow`` allows stop with ``NetworkError/excessiveRefresh(count:window:)``.
+/// - **Sign-in or sign-out during a refresh** wins: the refresh's result is ignored.
+/// - Until the next sign-in after a rejected refresh, calls that need a token fail with
+///   ``NetworkError/sessionExpired``.
 ///
 /// The refresh closure is yours: it usually calls your refresh endpoint through a provider. Requests it
 /// makes, in its own task, are never intercepted for authentication, however the endpoint is spelled.
@@ -53,8 +56,15 @@ public actor AuthInterceptor: RequestInterceptor {
 
     private var credential: Credential?
     private var isLoaded = false
+    /// Set when a refresh token was rejected, until the next sign-in or sign-out.
+    private var sessionDidExpire = false
+    /// Bumped by sign-in and sign-out: a refresh started before is ignored when it ends.
+    private var generation = 0
     private var refreshTask: Task<Credential, any Error>?
     private var refreshDates: [Date] = []
+    /// A refreshed access token that already expired within the leeway when it arrived: it is not
+    /// refreshed proactively again (the expired-status path still refreshes it).
+    private var shortLivedToken: String?
 
     /// Creates an interceptor.
     ///
@@ -107,24 +117,37 @@ public actor AuthInterceptor: RequestInterceptor {
     /// A new stream of ``AuthEvent``s for this subscriber (any number may listen).
     ///
     /// ```swift
-    /// Task { for await event in auth.events() where event == .sessionExpired { showSignIn() } }
+    /// Task { for await event in auth.events() { if case .sessionExpired = event { showSignIn() } } }
     /// ```
     public nonisolated func events() -> AsyncStream<AuthEvent> {
         broadcaster.subscribe()
     }
 
-    /// Stores the credential a sign-in returned; later requests use it.
+    /// Stores the credential a sign-in returned; later requests use it. A refresh still running for
+    /// the previous session is ignored when it ends; requests waiting on it get this credential.
     public func signIn(with credential: Credential) async throws {
-        self.credential = credential
-        isLoaded = true
+        startSession(with: credential)
         try await store.save(credential)
     }
 
     /// Forgets the credential; later requests that need one fail with ``NetworkError/missingCredential``.
     public func signOut() async throws {
-        credential = nil
-        isLoaded = true
+        startSession(with: nil)
         try await store.delete()
+    }
+
+    private func startSession(with credential: Credential?) {
+        self.credential = credential
+        isLoaded = true
+        sessionDidExpire = false
+        shortLivedToken = nil
+        generation += 1
+        refreshTask = nil
+    }
+
+    /// What a request that needs a credential gets when there is none.
+    private var noCredentialError: NetworkError {
+        sessionDidExpire ? .sessionExpired : .missingCredential
     }
 
     /// The credential in use, read from the store the first time.
@@ -149,8 +172,9 @@ public actor AuthInterceptor: RequestInterceptor {
         response: Response?,
         context: RequestContext
     ) async -> RetryResult {
-        guard let status = response?.statusCode, expiredStatusCodes.contains(status),
-              needsToken(request, context), context[noteKey] == nil
+        guard let response, expiredStatusCodes.contains(response.statusCode),
+              needsToken(request, context), context[noteKey] == nil,
+              response.httpResponse.url.map({ scope.contains(Origin($0)) }) ?? true  // not a redirect target's 401
         else { return .doNotRetry }
         context[noteKey] = true
         do {
@@ -186,19 +210,34 @@ public actor AuthInterceptor: RequestInterceptor {
         return credential
     }
 
-    /// The token to send now: the current one, or a refreshed one when it is about to expire.
+    /// The token to send now: the current one, or a refreshed one when it is about to expire. When
+    /// that proactive refresh fails but the current token has not expired yet, the current one is sent.
     private func accessToken(for context: RequestContext) async throws -> String {
         if let refreshTask { return try await refreshTask.valueUnlessCancelled().accessToken }
-        guard let current = try await loadedCredential() else { throw NetworkError.missingCredential }
-        guard current.expires(within: refreshLeeway, of: now()) else { return current.accessToken }
-        return try await credential(replacing: current.accessToken, for: context).accessToken
+        guard let current = try await loadedCredential() else { throw noCredentialError }
+        guard current.expires(within: refreshLeeway, of: now()), current.accessToken != shortLivedToken else {
+            return current.accessToken
+        }
+        do {
+            return try await credential(replacing: current.accessToken, for: context).accessToken
+        } catch let error where Self.isTransient(error) && !current.expires(within: 0, of: now()) {
+            return current.accessToken
+        }
+    }
+
+    /// Whether a refresh error leaves the session intact (not a rejection, sign-out or cancellation).
+    private static func isTransient(_ error: any Error) -> Bool {
+        switch error {
+        case is CancellationError, NetworkError.cancelled, NetworkError.sessionExpired, NetworkError.missingCredential: return false
+        default: return true
+        }
     }
 
     /// The credential to use instead of one whose access token is `failedToken`: the current one when
     /// it is newer, else the result of the one shared refresh.
     private func credential(replacing failedToken: String?, for context: RequestContext) async throws -> Credential {
         if let refreshTask { return try await refreshTask.valueUnlessCancelled() }
-        guard let current = try await loadedCredential() else { throw NetworkError.missingCredential }
+        guard let current = try await loadedCredential() else { throw noCredentialError }
         if let refreshTask { return try await refreshTask.valueUnlessCancelled() }
         if failedToken != current.accessToken { return current }
         let task = try startRefresh(from: current, for: context)
@@ -216,7 +255,7 @@ public actor AuthInterceptor: RequestInterceptor {
         refreshDates.append(startedAt)
         broadcaster.send(.refreshStarted)
         context.events.send { $0.tokenRefreshDidStart(context: context) }
-        let task = Task { [refresh, id] in
+        let task = Task { [refresh, id, generation] in
             let result: Result<Credential, any Error>
             do {
                 result = .success(try await RefreshScope.$current.withValue(id) { try await refresh(current) })
@@ -227,22 +266,29 @@ public actor AuthInterceptor: RequestInterceptor {
             case .success: context.events.send { $0.tokenRefreshDidSucceed(context: context) }
             case .failure(let error): context.events.send { $0.tokenRefreshDidFail(error, context: context) }
             }
-            return try await self.finishRefresh(with: result)
+            return try await self.finishRefresh(with: result, startedIn: generation)
         }
         refreshTask = task
         return task
     }
 
-    private func finishRefresh(with result: Result<Credential, any Error>) async throws -> Credential {
+    private func finishRefresh(with result: Result<Credential, any Error>, startedIn startGeneration: Int) async throws -> Credential {
+        guard startGeneration == generation else {
+            // The user signed in or out while this refresh ran: its result belongs to a session that is gone.
+            if let credential { return credential }
+            throw noCredentialError
+        }
         switch result {
         case .success(let renewed):
             credential = renewed  // before any suspension: readers never see the old one again
             refreshTask = nil
+            shortLivedToken = renewed.expires(within: refreshLeeway, of: now()) ? renewed.accessToken : nil
             broadcaster.send(.refreshSucceeded)
             do { try await store.save(renewed) } catch { broadcaster.send(.storeFailed(error)) }
             return renewed
         case .failure(let error) where isRejection(error):
             credential = nil
+            sessionDidExpire = true
             refreshTask = nil
             broadcaster.send(.sessionExpired)
             do { try await store.delete() } catch { broadcaster.send(.storeFailed(error)) }

@@ -2,8 +2,8 @@ import Foundation
 
 /// An access token, the refresh token that renews it, and when the access token expires if known.
 ///
-/// `description` never shows the tokens, so a credential is safe to print or log.
-public struct Credential: Codable, Hashable, Sendable, CustomStringConvertible {
+/// Neither `description` nor `dump` shows the tokens, so a credential is safe to print or log.
+public struct Credential: Codable, Hashable, Sendable, CustomStringConvertible, CustomReflectable {
     /// The token sent with each request.
     public var accessToken: String
     /// The token sent to the refresh endpoint to get a new credential.
@@ -22,6 +22,10 @@ public struct Credential: Codable, Hashable, Sendable, CustomStringConvertible {
     public func expires(within leeway: TimeInterval, of now: Date) -> Bool {
         guard let expiresAt else { return false }
         return expiresAt.timeIntervalSince(now) <= leeway
+    }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: ["accessToken": "<redacted>", "refreshToken": "<redacted>", "expiresAt": expiresAt as Any])
     }
 
     public var description: String {

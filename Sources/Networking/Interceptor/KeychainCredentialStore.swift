@@ -12,11 +12,19 @@ import Security
 /// let store = KeychainCredentialStore(service: "com.example.app.auth", account: "default")
 /// ```
 public struct KeychainCredentialStore: CredentialStore {
-    /// A Keychain call failed with this `OSStatus`.
-    public struct KeychainError: Error, Sendable, CustomStringConvertible {
-        /// The status `SecItem…` returned.
-        public let status: OSStatus
-        public var description: String { "Keychain error \(status)" }
+    /// Why the Keychain store failed.
+    public enum KeychainError: Error, Sendable, CustomStringConvertible {
+        /// A `SecItem…` call returned this `OSStatus`.
+        case unexpectedStatus(OSStatus)
+        /// The stored item is not a credential this store wrote; signing in again replaces it.
+        case corruptItem
+
+        public var description: String {
+            switch self {
+            case .unexpectedStatus(let status): return "Keychain error \(status)"
+            case .corruptItem: return "The Keychain item does not hold a credential"
+            }
+        }
     }
 
     private let service: String
@@ -33,6 +41,8 @@ public struct KeychainCredentialStore: CredentialStore {
             kSecClass as String: kSecClassGenericPassword,
             kSecAttrService as String: service,
             kSecAttrAccount as String: account,
+            // On macOS, the iOS-style keychain, which honours the accessibility below.
+            kSecUseDataProtectionKeychain as String: true,
         ]
     }
 
@@ -43,8 +53,11 @@ public struct KeychainCredentialStore: CredentialStore {
         var item: CFTypeRef?
         let status = SecItemCopyMatching(query as CFDictionary, &item)
         if status == errSecItemNotFound { return nil }
-        guard status == errSecSuccess, let data = item as? Data else { throw KeychainError(status: status) }
-        return try JSONDecoder().decode(Credential.self, from: data)
+        guard status == errSecSuccess else { throw KeychainError.unexpectedStatus(status) }
+        guard let data = item as? Data, let credential = try? JSONDecoder().decode(Credential.self, from: data) else {
+            throw KeychainError.corruptItem
+        }
+        return credential
     }
 
     public func save(_ credential: Credential) async throws {
@@ -58,12 +71,12 @@ public struct KeychainCredentialStore: CredentialStore {
             let item = query.merging(attributes) { _, new in new }
             status = SecItemAdd(item as CFDictionary, nil)
         }
-        guard status == errSecSuccess else { throw KeychainError(status: status) }
+        guard status == errSecSuccess else { throw KeychainError.unexpectedStatus(status) }
     }
 
     public func delete() async throws {
         let status = SecItemDelete(query as CFDictionary)
-        guard status == errSecSuccess || status == errSecItemNotFound else { throw KeychainError(status: status) }
+        guard status == errSecSuccess || status == errSecItemNotFound else { throw KeychainError.unexpectedStatus(status) }
     }
 }
 #endif
