@@ -12,7 +12,7 @@ extension Endpoint {
     public func urlRequest(encoder: JSONEncoder = JSONEncoder()) throws -> URLRequest {
         var request = URLRequest(url: try url())
         request.httpMethod = method.rawValue
-        if let timeout { request.timeoutInterval = timeout }
+        if let timeout { request.timeoutInterval = Self.effectiveTimeout(timeout) }
         if let (data, contentType) = try body.encoded(defaultEncoder: encoder) {
             request.httpBody = data
             request.setValue(contentType, forHTTPHeaderField: "Content-Type")
@@ -21,6 +21,16 @@ extension Endpoint {
             request.setValue(value, forHTTPHeaderField: name)
         }
         return request
+    }
+
+    /// Linux's URLSession truncates a timeout to whole seconds, so 0.5 s would time out at once
+    /// (measured: after 8 ms); there the timeout is rounded up to the next whole second.
+    static func effectiveTimeout(_ timeout: TimeInterval) -> TimeInterval {
+        #if canImport(FoundationNetworking)
+        return timeout.rounded(.up)
+        #else
+        return timeout
+        #endif
     }
 
     /// The full URL: ``baseURL`` joined with ``path``, with ``queryItems`` appended.

@@ -41,6 +41,8 @@ public protocol Endpoint: Sendable {
     /// The body. Default: ``RequestBody/none``.
     var body: RequestBody { get }
     /// The request timeout in seconds, or `nil` for the session configuration's. Default: `nil`.
+    /// On Linux it is rounded up to whole seconds, since URLSession there truncates it (0.5 s would
+    /// time out at once); set `timeoutIntervalForRequest` on a Linux session in whole seconds too.
     var timeout: TimeInterval? { get }
     /// The status codes that count as success; any other throws ``NetworkError/invalidStatusCode(_:)``.
     /// Default: `200..<300`.

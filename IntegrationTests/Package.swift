@@ -1,0 +1,42 @@
+// swift-tools-version:6.0
+// Integration tests: the Networking package against a real HTTP server (Hummingbird) on loopback.
+// Its own package, so the library's Package.swift stays dependency-free.
+import Foundation
+import PackageDescription
+
+// A path dependency's identity is its folder's name, which is whatever the clone was called.
+let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
+
+let package = Package(
+    name: "NetworkingIntegrationTests",
+    platforms: [.macOS(.v14)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        .target(
+            name: "TestServer",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: [
+                "TestServer",
+                .product(name: "Networking", package: root),
+                .product(name: "NetworkingTestSupport", package: root),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,116 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Networking
+import TestServer
+
+/// A call to the test server.
+struct Call: Endpoint {
+    var baseURL: URL
+    var path: String
+    var method: HTTPMethod = .get
+    var headers: [String: String] = [:]
+    var queryItems: [URLQueryItem] = []
+    var body: RequestBody = .none
+    var requiresAuthentication = true
+}
+
+struct Tokens: Decodable, Sendable {
+    let accessToken: String
+    let refreshToken: String
+    let expiresIn: TimeInterval?
+    var credential: Credential { Credential(accessToken: accessToken, refreshToken: refreshToken) }
+}
+
+struct Item: Decodable, Sendable {
+    let id: String
+    let token: String
+}
+
+struct Echo: Decodable, Sendable {
+    let method: String
+    let path: String
+    let query: [String: String]
+    let headers: [String: String]
+    let body: String
+}
+
+/// An app's wiring against the live server: a plain provider for sign-in and refresh (the pattern the
+/// docs recommend), and an authenticated one for everything else.
+struct LiveClient {
+    let server: TestServer
+    let plain: NetworkProvider
+    let provider: NetworkProvider
+    let auth: AuthInterceptor
+
+    init(
+        _ server: TestServer,
+        header: AuthorizationHeader = .bearer,
+        configuration: URLSessionConfiguration = .ephemeral,
+        retriers: [any RequestRetrier] = [],
+        sleep: @escaping @Sendable (TimeInterval) async throws -> Void = NetworkProvider.taskSleep
+    ) {
+        self.server = server
+        let plain = NetworkProvider(configuration: configuration)
+        let base = server.baseURL
+        let auth = AuthInterceptor(baseURL: base, header: header) { credential in
+            try await plain.request(Call(baseURL: base, path: "/auth/refresh", method: .post,
+                                         body: .json(["refreshToken": credential.refreshToken]), requiresAuthentication: false),
+                                    as: Tokens.self).credential
+        }
+        self.plain = plain
+        self.auth = auth
+        self.provider = NetworkProvider(
+            configuration: configuration,
+            interceptor: Interceptor(adapters: [auth], retriers: [auth] + retriers),
+            sleep: sleep
+        )
+    }
+
+    func call(_ path: String, _ method: HTTPMethod = .get, headers: [String: String] = [:], body: RequestBody = .none) -> Call {
+        Call(baseURL: server.baseURL, path: path, method: method, headers: headers, body: body)
+    }
+
+    /// Signs in and stores the credential.
+    @discardableResult
+    func signIn() async throws -> Tokens {
+        let tokens = try await plain.request(Call(baseURL: server.baseURL, path: "/auth/sign-in", method: .post, requiresAuthentication: false), as: Tokens.self)
+        try await auth.signIn(with: tokens.credential)
+        return tokens
+    }
+
+    /// Tells the server to expire or revoke tokens.
+    func admin(_ action: String) async throws {
+        try await plain.request(Call(baseURL: server.baseURL, path: "/admin/\(action)", method: .post, requiresAuthentication: false))
+    }
+}
+
+/// Records waits instead of sleeping.
+final class Delays: @unchecked Sendable {
+    private let lock = NSLock()
+    private var recorded: [TimeInterval] = []
+    var all: [TimeInterval] { lock.lock(); defer { lock.unlock() }; return recorded }
+
+    func sleep(_ seconds: TimeInterval) async throws {
+        try Task.checkCancellation()
+        record(seconds)
+    }
+
+    private func record(_ seconds: TimeInterval) {
+        lock.lock(); recorded.append(seconds); lock.unlock()
+    }
+}
+
+/// Starts a server for one test and stops it afterwards.
+func withServer<T>(_ body: (TestServer) async throws -> T) async throws -> T {
+    let server = try await TestServer.start()
+    do {
+        let result = try await body(server)
+        await server.stop()
+        return result
+    } catch {
+        await server.stop()
+        throw error
+    }
+}
