@@ -34,8 +34,10 @@ struct ChaosTests {
             // GIVEN a signed-in client with retries, a 1 s request timeout, and short backoffs
             let configuration = URLSessionConfiguration.ephemeral
             configuration.timeoutIntervalForRequest = 1
+            // (rotations here are far more frequent than any real server's, so the refresh rate limit is raised)
             let client = LiveClient(server, configuration: configuration,
-                                    retriers: [RetryPolicy(exponentialBackoffScale: 0.01, maximumDelay: 0.05)])
+                                    retriers: [RetryPolicy(exponentialBackoffScale: 0.01, maximumDelay: 0.05)],
+                                    refreshWindow: RefreshWindow(interval: 30, maximumCount: 1_000))
             try await client.signIn()
             let seed = UInt64(Date().timeIntervalSince1970)
             print("chaos seed: \(seed)")
@@ -53,10 +55,10 @@ struct ChaosTests {
                 let started = Date()
                 do {
                     switch roll {
-                    case 0..<5:   // token rotation under load
+                    case 0..<1:   // token rotation under load
                         try await client.admin("expire")
                         _ = try await client.provider.request(client.call("/items/\(index)"), as: Item.self)
-                    case 5..<13:
+                    case 1..<13:
                         _ = try await client.provider.response(Call(baseURL: server.baseURL, path: "/flaky/\(index)",
                                                                     queryItems: [URLQueryItem(name: "failures", value: "1")]))
                     case 13..<18:
@@ -103,7 +105,7 @@ struct ChaosTests {
             #expect(outcomes.count == 10_000)
             #expect(untyped.isEmpty, "\(untyped.prefix(3))")
             #expect(slowest < deadline)
-            #expect(successes > 8_000)
+            #expect(successes > 8_500)
             // and no token or cookie ever reached the foreign listener
             let foreign = await server.state.foreignRequests
             #expect(!foreign.isEmpty)

@@ -49,12 +49,13 @@ struct LiveClient {
         header: AuthorizationHeader = .bearer,
         configuration: URLSessionConfiguration = .ephemeral,
         retriers: [any RequestRetrier] = [],
+        refreshWindow: RefreshWindow = RefreshWindow(),
         sleep: @escaping @Sendable (TimeInterval) async throws -> Void = NetworkProvider.taskSleep
     ) {
         self.server = server
         let plain = NetworkProvider(configuration: configuration)
         let base = server.baseURL
-        let auth = AuthInterceptor(baseURL: base, header: header) { credential in
+        let auth = AuthInterceptor(baseURL: base, header: header, refreshWindow: refreshWindow) { credential in
             try await plain.request(Call(baseURL: base, path: "/auth/refresh", method: .post,
                                          body: .json(["refreshToken": credential.refreshToken]), requiresAuthentication: false),
                                     as: Tokens.self).credential
