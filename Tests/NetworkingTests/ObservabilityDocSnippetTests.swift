@@ -13,21 +13,6 @@ func makeProvider(auth: AuthInterceptor) -> NetworkProvider {
     NetworkProvider(interceptor: Interceptor(adapters: [auth], retriers: [auth, RetryPolicy()]))
 }
 
-final class Delays: @unchecked Sendable {
-    private let lock = NSLock()
-    private var recorded: [TimeInterval] = []
-    var all: [TimeInterval] { lock.lock(); defer { lock.unlock() }; return recorded }
-
-    func sleep(_ seconds: TimeInterval) async throws {
-        try Task.checkCancellation()
-        record(seconds)
-    }
-
-    private func record(_ seconds: TimeInterval) {
-        lock.lock(); recorded.append(seconds); lock.unlock()
-    }
-}
-
 // MARK: Docs/Observability.md
 
 final class StatusCounter: EventMonitor, @unchecked Sendable {
@@ -66,7 +51,7 @@ struct ObservabilityDocSnippetTests {
     }
 
     @Test func testingWithoutWaiting() async throws {
-        let delays = Delays()
+        let delays = RecordedDelays()   // from NetworkingTestSupport
         let server = MockServer()
         server.stub(.get, "/v1/feed", .status(503), .status(503), .status(200))
         let provider = server.makeProvider(interceptor: RetryPolicy(random: { 0 }), sleep: delays.sleep)
@@ -98,7 +83,7 @@ struct ObservabilityDocSnippetTests {
             func requestDidFinish(_ request: URLRequest, result: Result<Response, any Error>, attempts: Int, duration: TimeInterval, context: RequestContext) { done.fire() }
         }
         server.stub(.get, "/v1/users/1", .status(503), .status(200))
-        let provider = server.makeProvider(interceptor: RetryPolicy(random: { 0 }), monitors: [counter, Finished(done: done)], sleep: Delays().sleep)
+        let provider = server.makeProvider(interceptor: RetryPolicy(random: { 0 }), monitors: [counter, Finished(done: done)], sleep: RecordedDelays().sleep)
         let response = try await provider.response(TestEndpoint(headers: ["Authorization": "Bearer t0k3n"]))
         await done.wait()
         #expect(counter.count(of: 503) == 1 && counter.count(of: 200) == 1)

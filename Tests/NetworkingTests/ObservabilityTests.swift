@@ -40,7 +40,7 @@ struct ObservabilityTests {
         let server = MockServer()
         server.stub(.get, "/v1/users/1", .status(503), .json(User(id: 1, name: "Kim")))
         let monitor = RecordingMonitor()
-        let provider = server.makeProvider(interceptor: RetryPolicy(random: { 0 }), monitors: [monitor], sleep: Delays().sleep)
+        let provider = server.makeProvider(interceptor: RetryPolicy(random: { 0 }), monitors: [monitor], sleep: RecordedDelays().sleep)
         // WHEN the call is made
         _ = try await provider.request(TestEndpoint(), as: User.self)
         await monitor.finished.wait()
@@ -90,7 +90,7 @@ struct ObservabilityTests {
         let lines = Recorder<String>()
         let done = Signal()
         let logger = NetworkLogger(sink: LogSink { lines.append($0); done.fire() })
-        let provider = server.makeProvider(interceptor: RetryPolicy(random: { 0 }), monitors: [logger], sleep: Delays().sleep)
+        let provider = server.makeProvider(interceptor: RetryPolicy(random: { 0 }), monitors: [logger], sleep: RecordedDelays().sleep)
         _ = try await provider.request(TestEndpoint(queryItems: [URLQueryItem(name: "token", value: "q-secret")]), as: User.self)
         await done.wait()
         let line = try #require(lines.all.first)

@@ -113,7 +113,7 @@ struct RetryPolicyTests {
         // GIVEN a server that keeps failing and a provider that records its waits
         let server = MockServer()
         server.stub(.get, "/v1/users/1", .status(503))
-        let sleeps = Delays()
+        let sleeps = RecordedDelays()
         let provider = server.makeProvider(interceptor: RetryPolicy(random: { 0 }), sleep: sleeps.sleep)
         // WHEN the call is made
         await #expect {
@@ -138,7 +138,7 @@ struct RetryPolicyTests {
             default: return .json(["ok": true])
             }
         }
-        let sleeps = Delays()
+        let sleeps = RecordedDelays()
         let (provider, _) = api.makeAuthenticatedProvider(retriers: [RetryPolicy(random: { 0 })], sleep: sleeps.sleep)
         // WHEN the call is made
         let response = try await provider.response(api.resource("/flaky"))
@@ -154,7 +154,7 @@ struct RetryPolicyTests {
         api.mock.stub(.get, "/v1/down") { request in
             request.header("Authorization") == "Bearer access-0" ? .status(401) : .status(503)
         }
-        let sleeps = Delays()
+        let sleeps = RecordedDelays()
         let (provider, _) = api.makeAuthenticatedProvider(retriers: [RetryPolicy(retryLimit: 10, random: { 0 })],
                                                           maximumAttempts: 4, sleep: sleeps.sleep)
         await #expect {

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Networking
+import NetworkingTestSupport
 import Testing
 import TestServer
 
@@ -76,7 +77,7 @@ struct FaultTests {
 
     @Test func flapping5xxIsRetriedThenSucceeds() async throws {
         try await withServer { server in
-            let delays = Delays()
+            let delays = RecordedDelays()
             let provider = NetworkProvider(configuration: .ephemeral, interceptor: RetryPolicy(random: { 0 }), sleep: delays.sleep)
             let response = try await provider.response(Call(baseURL: server.baseURL, path: "/flaky/a", queryItems: [URLQueryItem(name: "failures", value: "2")]))
             #expect(response.statusCode == 200)
@@ -92,7 +93,7 @@ struct FaultTests {
     @Test func retryAfterIsHonoured() async throws {
         try await withServer { server in
             // with a recorded sleep: the header's value is what the provider waits
-            let delays = Delays()
+            let delays = RecordedDelays()
             let recorded = NetworkProvider(configuration: .ephemeral, interceptor: RetryPolicy(random: { 0 }), sleep: delays.sleep)
             _ = try await recorded.response(Call(baseURL: server.baseURL, path: "/ratelimited/a", queryItems: [URLQueryItem(name: "after", value: "7")]))
             #expect(delays.all == [7])

@@ -87,22 +87,6 @@ struct LiveClient {
     }
 }
 
-/// Records waits instead of sleeping.
-final class Delays: @unchecked Sendable {
-    private let lock = NSLock()
-    private var recorded: [TimeInterval] = []
-    var all: [TimeInterval] { lock.lock(); defer { lock.unlock() }; return recorded }
-
-    func sleep(_ seconds: TimeInterval) async throws {
-        try Task.checkCancellation()
-        record(seconds)
-    }
-
-    private func record(_ seconds: TimeInterval) {
-        lock.lock(); recorded.append(seconds); lock.unlock()
-    }
-}
-
 /// Starts a server for one test and stops it afterwards.
 func withServer<T>(_ body: (TestServer) async throws -> T) async throws -> T {
     let server = try await TestServer.start()
