@@ -37,26 +37,43 @@ extension Endpoint {
     ///
     /// - Throws: ``NetworkError/invalidURL(_:)``.
     public func url() throws -> URL {
-        let base = baseURL.absoluteString
-        guard var components = URLComponents(string: base), components.scheme != nil, components.host != nil else {
+        let baseURL = self.baseURL
+        guard baseURL.scheme != nil, baseURL.host != nil else {
             throw NetworkError.invalidURL("the base URL has no scheme or host")
         }
+        // Split the base into everything up to its path, its query and its fragment, and join the
+        // strings: one parse (URL(string:)) instead of URLComponents' parse, edits and re-serialization.
+        var head = Substring(baseURL.absoluteString)
+        var fragment: Substring = ""
+        var baseQuery: Substring = ""
+        var baseHasQuery = false
+        if let hash = head.utf8.firstIndex(of: UInt8(ascii: "#")) {
+            fragment = head[hash...]
+            head = head[..<hash]
+        }
+        if let mark = head.utf8.firstIndex(of: UInt8(ascii: "?")) {
+            baseQuery = head[head.utf8.index(after: mark)...]
+            baseHasQuery = true
+            head = head[..<mark]
+        }
+        var joined = String(head)
         let escapedPath = PercentEncoding.path(path)
         if !escapedPath.isEmpty {
-            let basePath = components.percentEncodedPath
-            let head = basePath.hasSuffix("/") ? String(basePath.dropLast()) : basePath
-            let tail = escapedPath.hasPrefix("/") ? String(escapedPath.dropFirst()) : escapedPath
-            components.percentEncodedPath = head + "/" + tail
+            if joined.utf8.last == UInt8(ascii: "/") { joined.removeLast() }
+            joined += "/"
+            joined += escapedPath.utf8.first == UInt8(ascii: "/") ? escapedPath.dropFirst() : Substring(escapedPath)
         }
-        if !queryItems.isEmpty {
-            let query = PercentEncoding.query(queryItems)
-            if let existing = components.percentEncodedQuery, !existing.isEmpty {
-                components.percentEncodedQuery = existing + "&" + query
-            } else {
-                components.percentEncodedQuery = query
+        let items = queryItems
+        if baseHasQuery || !items.isEmpty {
+            joined += "?"
+            joined += baseQuery
+            if !items.isEmpty {
+                if !baseQuery.isEmpty { joined += "&" }
+                joined += PercentEncoding.query(items)
             }
         }
-        guard let url = components.url else {
+        joined += fragment
+        guard let url = URL(string: joined) else {
             throw NetworkError.invalidURL("the path \"\(path)\" cannot be joined to the base URL")
         }
         return url

@@ -80,7 +80,8 @@ final class EventDispatcher: Sendable {
         self.monitors = monitors
     }
 
-    /// Whether there is anyone to tell; callers skip building events when not.
+    /// Whether there is anyone to tell; the hot path checks it first so that, without monitors, no
+    /// event closure is even allocated.
     var isEmpty: Bool { monitors.isEmpty }
 
     func send(_ event: @escaping @Sendable (any EventMonitor) -> Void) {

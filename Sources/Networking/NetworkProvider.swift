@@ -99,7 +99,7 @@ public final class NetworkProvider: NetworkProviding {
         do {
             let built = try endpoint.urlRequest(encoder: encoder)
             sent = built
-            events.send { $0.requestDidBuild(built, context: context) }
+            if !events.isEmpty { events.send { $0.requestDidBuild(built, context: context) } }
             let response = try await run(built, for: endpoint, context: context, chain: chain(with: interceptor), sent: &sent, attempts: &attempts)
             if !events.isEmpty {
                 let (last, count, duration) = (sent ?? built, attempts, started.secondsElapsed)
@@ -132,17 +132,19 @@ public final class NetworkProvider: NetworkProviding {
             do {
                 if let chain {
                     request = try await chain.adapt(built, for: context)
-                    events.send { [request] in $0.requestDidAdapt(request, context: context) }
+                    if !events.isEmpty { events.send { [request] in $0.requestDidAdapt(request, context: context) } }
                 }
                 sent = request
-                events.send { [request] in $0.taskDidStart(request, context: context) }
+                if !events.isEmpty { events.send { [request] in $0.taskDidStart(request, context: context) } }
                 let taskStarted = DispatchTime.now()
                 let adaptedHeaders = chain == nil ? [] : RedirectPolicy.headersAdded(by: request, to: built)
                 let (data, httpResponse) = try await send(request, adaptedHeaders: adaptedHeaders)
                 let received = Response(data: data, httpResponse: httpResponse, request: request)
                 response = received
-                let duration = taskStarted.secondsElapsed
-                events.send { $0.responseDidArrive(received, duration: duration, context: context) }
+                if !events.isEmpty {
+                    let duration = taskStarted.secondsElapsed
+                    events.send { $0.responseDidArrive(received, duration: duration, context: context) }
+                }
                 return try validate(received, for: endpoint, context: context)
             } catch {
                 let error = Self.normalize(error)

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Runs every benchmark once, in one process pinned to CPU 0, and prints the comparisons from that run:
+#
+#   sequential: <provider ÷ raw URLSession, median wall-clock time>x
+#   concurrent: <same, 64 concurrent tasks>x
+#   storm-100: <100 requests with an expired token ÷ the same with a valid token>x
+#   storm-1000: <same for 1,000>x
+#   refreshes: storm-100 <n>, storm-1000 <n> (expected 1 each)
+#
+# Usage, from anywhere:   bash Benchmarks/compare.sh
+# Figures per request (median time, allocations, bytes, peak RSS) go to stderr as a table. Set
+# BENCHMARK_RESULTS_DIR=<dir> to keep the raw export (influx CSV) and the run's log there.
+# Exits non-zero when the build or a benchmark fails, or a storm did not refresh exactly once; it never
+# judges the ratios (see Docs/Performance.md for the targets).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$here"
+if [ -d /opt/swift/usr/bin ]; then export PATH="/opt/swift/usr/bin:$PATH"; fi
+scratch="$here/.build"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+# Build unpinned (both CPUs): the plugin, its tool and the benchmark executable. `benchmark list` builds
+# everything the run needs, so the pinned run below only measures.
+echo "== building the benchmarks (release)" >&2
+if ! swift package --scratch-path "$scratch" --disable-sandbox benchmark list >"$work/build.log" 2>&1; then
+  cat "$work/build.log" >&2
+  echo "compare.sh: the benchmark build failed" >&2
+  exit 1
+fi
+
+echo "== running all benchmarks once, pinned to CPU 0 (load average now: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+status=0
+taskset -c 0 swift package --scratch-path "$scratch" --disable-sandbox benchmark run \
+  --no-progress --format influx --path "$work" >"$work/run.log" 2>&1 || status=$?
+csv="$work/Current_run.influx.csv"
+if [ -n "${BENCHMARK_RESULTS_DIR:-}" ]; then
+  mkdir -p "$BENCHMARK_RESULTS_DIR"
+  cp "$work/run.log" "$BENCHMARK_RESULTS_DIR/"
+  if [ -f "$csv" ]; then cp "$csv" "$BENCHMARK_RESULTS_DIR/"; fi
+fi
+if [ "$status" -ne 0 ] || [ ! -s "$csv" ] || grep -q "The following benchmarks failed" "$work/run.log"; then
+  cat "$work/run.log" >&2
+  echo "compare.sh: the benchmark run failed (exit $status)" >&2
+  exit 1
+fi
+
+# The influx export has one row per benchmark, metric and percentile. Fields are read from the end of the
+# line (the host columns before them may contain anything): test, percentile and value are $(NF-6),
+# $(NF-5) and $(NF-4); the metric is $(NF-8). Values are raw: nanoseconds, counts, bytes.
+awk -F, -v table=/dev/stderr '
+  NR > 2 {
+    test = $(NF-6); pct = $(NF-5) + 0; value = $(NF-4) + 0; metric = $(NF-8)
+    gsub(/"/, "", test)
+    tests[test] = 1
+    if (pct == 50) p50[test, metric] = value
+    if (pct == 0) p0[test, metric] = value
+    if (pct == 100) p100[test, metric] = value
+  }
+  function median(test) { return p50[test, "Time(wallclock)"] }
+  function ratio(name, numerator, denominator,    a, b) {
+    a = median(numerator); b = median(denominator)
+    if (a == "" || b == "" || b == 0) { printf "%s: missing (%s, %s)\n", name, numerator, denominator; bad = 1; return }
+    printf "%s: %.2fx\n", name, a / b
+  }
+  function refreshes(test,    low, high) {
+    low = p0[test, "refreshes"]; high = p100[test, "refreshes"]
+    if (low == "" || low != 1 || high != 1) bad = 1
+    return (low == high) ? low : low "-" high
+  }
+  END {
+    ratio("sequential", "sequential-provider", "sequential-raw")
+    ratio("concurrent", "concurrent-provider", "concurrent-raw")
+    ratio("storm-100", "storm-100-expired", "storm-100-valid")
+    ratio("storm-1000", "storm-1000-expired", "storm-1000-valid")
+    printf "refreshes: storm-100 %s, storm-1000 %s (expected 1 each)\n", refreshes("storm-100-expired"), refreshes("storm-1000-expired")
+
+    printf "\n%-20s %9s %14s %11s %11s %12s %10s %10s\n", "benchmark", "requests", "p50 time/iter", "p50 µs/req", "p0 µs/req", "mallocs/req", "bytes/req", "peak RSS" > table
+    n = split("sequential-raw sequential-provider concurrent-raw concurrent-provider build-request storm-100-valid storm-100-expired storm-1000-valid storm-1000-expired", order, " ")
+    for (i = 1; i <= n; i++) {
+      t = order[i]; r = p50[t, "requestsperiteration"]
+      if (r == "" || r == 0) continue
+      printf "%-20s %9d %11.2f ms %11.1f %11.1f %12.1f %10.0f %7.1f MB\n", t, r, median(t) / 1e6, median(t) / 1e3 / r,
+        p0[t, "Time(wallclock)"] / 1e3 / r, p50[t, "Malloc(total)"] / r, p50[t, "Malloc(bytestotal)"] / r,
+        p50[t, "Memory(residentpeak)"] / 1048576 > table
+    }
+    printf "\nfastest iterations (p0), for judging noise: sequential %.2fx, concurrent %.2fx, storm-100 %.2fx, storm-1000 %.2fx\n",
+      p0["sequential-provider", "Time(wallclock)"] / p0["sequential-raw", "Time(wallclock)"],
+      p0["concurrent-provider", "Time(wallclock)"] / p0["concurrent-raw", "Time(wallclock)"],
+      p0["storm-100-expired", "Time(wallclock)"] / p0["storm-100-valid", "Time(wallclock)"],
+      p0["storm-1000-expired", "Time(wallclock)"] / p0["storm-1000-valid", "Time(wallclock)"] > table
+    exit bad
+  }
+' "$csv"
