@@ -60,11 +60,11 @@ extension Endpoint {
     public var queryItems: [URLQueryItem] { [] }
     public var body: RequestBody { .none }
     public var timeout: TimeInterval? { nil }
-    public var acceptableStatusCodes: Set<Int> { Endpoint2xx.codes }
+    public var acceptableStatusCodes: Set<Int> { StatusCodes.success }
     public var requiresAuthentication: Bool { true }
 }
 
-/// The default acceptable status codes, built once.
-enum Endpoint2xx {
-    static let codes = Set(200..<300)
+/// The default acceptable status codes, built once rather than on every request.
+enum StatusCodes {
+    static let success = Set(200..<300)
 }

@@ -137,8 +137,7 @@ public final class NetworkProvider: NetworkProviding {
                 sent = request
                 if !events.isEmpty { events.send { [request] in $0.taskDidStart(request, context: context) } }
                 let taskStarted = DispatchTime.now()
-                let adaptedHeaders = chain == nil ? [] : RedirectPolicy.headersAdded(by: request, to: built)
-                let (data, httpResponse) = try await send(request, adaptedHeaders: adaptedHeaders)
+                let (data, httpResponse) = try await send(request, builtAs: chain == nil ? nil : built)
                 let received = Response(data: data, httpResponse: httpResponse, request: request)
                 response = received
                 if !events.isEmpty {
@@ -191,14 +190,15 @@ public final class NetworkProvider: NetworkProviding {
     }
 
     /// Sends one request; cancelling the calling task cancels the `URLSessionTask` at once.
-    /// `adaptedHeaders` are removed if a redirect leaves the request's origin.
-    private func send(_ request: URLRequest, adaptedHeaders: Set<String>) async throws -> (Data, HTTPURLResponse) {
+    /// When `built` (the request before adaptation) is given, the headers the interceptors added are
+    /// removed if a redirect leaves the request's origin.
+    private func send(_ request: URLRequest, builtAs built: URLRequest?) async throws -> (Data, HTTPURLResponse) {
         let handle = TaskHandle()
         let delegate = self.delegate
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, HTTPURLResponse), any Error>) in
                 let task = session.dataTask(with: request) { data, response, error in
-                    if !adaptedHeaders.isEmpty, let task = handle.startedTask { delegate.forget(task) }
+                    if built != nil, let task = handle.startedTask { delegate.forget(task) }
                     if let error {
                         continuation.resume(throwing: error)
                     } else if let httpResponse = response as? HTTPURLResponse {
@@ -207,7 +207,7 @@ public final class NetworkProvider: NetworkProviding {
                         continuation.resume(throwing: URLError(.badServerResponse))
                     }
                 }
-                delegate.remember(adaptedHeaders, for: task)
+                if let built { delegate.remember(builtRequest: built, for: task) }
                 handle.start(task)
             }
         } onCancel: {

@@ -40,25 +40,29 @@ enum RedirectPolicy {
 /// The provider's session delegate: on Linux only a session delegate (not a per-task one) is told
 /// about redirects.
 final class SessionDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-    // @unchecked: `adaptedHeaders` is guarded by `lock`.
+    // @unchecked: `builtRequests` is guarded by `lock`.
     private let lock = NSLock()
-    private var adaptedHeaders: [Int: Set<String>] = [:]
+    private var builtRequests: [Int: URLRequest] = [:]
 
-    /// Remembers which headers of `task`'s request the interceptors added, until ``forget(_:)``.
-    func remember(_ names: Set<String>, for task: URLSessionTask) {
-        guard !names.isEmpty else { return }
+    /// Remembers the request `task` sends as the endpoint built it (before the interceptors adapted
+    /// it), until ``forget(_:)``. Which headers were added is worked out only if a redirect happens.
+    func remember(builtRequest: URLRequest, for task: URLSessionTask) {
         lock.lock(); defer { lock.unlock() }
-        adaptedHeaders[task.taskIdentifier] = names
+        builtRequests[task.taskIdentifier] = builtRequest
     }
 
     func forget(_ task: URLSessionTask) {
         lock.lock(); defer { lock.unlock() }
-        adaptedHeaders[task.taskIdentifier] = nil
+        builtRequests[task.taskIdentifier] = nil
     }
 
+    /// The headers the interceptors added to `task`'s request.
     private func adaptedHeaders(of task: URLSessionTask) -> Set<String> {
-        lock.lock(); defer { lock.unlock() }
-        return adaptedHeaders[task.taskIdentifier] ?? []
+        lock.lock()
+        let built = builtRequests[task.taskIdentifier]
+        lock.unlock()
+        guard let built, let sent = task.originalRequest else { return [] }
+        return RedirectPolicy.headersAdded(by: sent, to: built)
     }
 
     func urlSession(

@@ -39,13 +39,14 @@ struct UserRepository {
     }
 }
 
+/// README's app wiring, compiled (not run: it would reach for the network).
+func readmeAppWiring() -> UserRepository {
+    let repository = UserRepository(network: NetworkProvider())
+    return repository
+}
+
 @Suite("Repository injection")
 struct RepositoryTests {
-    @Test func appWiringCompiles() {
-        let repository = UserRepository(network: NetworkProvider())
-        #expect(repository.network is NetworkProvider)
-    }
-
     @Test func repositoryWorksWithAProviderWiredToTheMock() async throws {
         // GIVEN a repository injected with a provider wired to the mock
         let server = MockServer()
