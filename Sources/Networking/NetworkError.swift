@@ -26,6 +26,11 @@ public enum NetworkError: Error, Sendable {
     case transportFailed(URLError)
     /// The server answered with a status the endpoint does not accept (by default, anything outside 2xx).
     case invalidStatusCode(Int)
+    /// The server redirected a request that has a body to another origin (scheme, host or port) with
+    /// a status that resends the method and body (307 or 308, or any redirect URLSession would resend
+    /// the body for), so the redirect was not followed: the body never goes to another origin. Carries
+    /// the redirect's status code. A redirect to the same origin is followed as usual.
+    case redirectWouldForwardBody(statusCode: Int)
     /// The response body could not be decoded as `type`.
     case decodingFailed(type: String, error: DecodingError)
     /// The calling task was cancelled; the request was stopped and not retried.
@@ -41,6 +46,11 @@ public enum NetworkError: Error, Sendable {
     /// More token refreshes happened in a short window than the interceptor allows: a server or clock
     /// bug, stopped instead of hammering the auth server. Carries the count and the window in seconds.
     case excessiveRefresh(count: Int, window: TimeInterval)
+    /// The access token could not be refreshed for a reason other than a rejected refresh token (the
+    /// auth server answered 404 or 5xx, was offline, or its answer did not decode): the call that
+    /// needed the refresh fails with this, carrying the refresh's own error, instead of looking as if
+    /// it had failed itself. The credential is kept, and a later call tries again.
+    case refreshFailed(any Error)
 }
 
 extension NetworkError: CustomStringConvertible, LocalizedError {
@@ -54,6 +64,8 @@ extension NetworkError: CustomStringConvertible, LocalizedError {
             return "The request failed before a response arrived: URLError \(error.code.rawValue)."
         case let .invalidStatusCode(code):
             return "The server answered with unacceptable status code \(code)."
+        case let .redirectWouldForwardBody(code):
+            return "The server redirected the request (status \(code)) to another origin; it was not followed, since that would have sent the request body there."
         case let .decodingFailed(type, error):
             return "The response could not be decoded as \(type): \(Self.summary(of: error))."
         case .cancelled:
@@ -65,7 +77,9 @@ extension NetworkError: CustomStringConvertible, LocalizedError {
         case .missingCredential:
             return "The call needs authentication but no credential is stored."
         case let .excessiveRefresh(count, window):
-            return "The access token was refreshed \(count) times within \(Int(window)) seconds; refreshing stopped."
+            return "The access token was refreshed \(count) time\(count == 1 ? "" : "s") \(Self.span(window)); refreshing stopped."
+        case let .refreshFailed(error):
+            return "The access token could not be refreshed: \(Self.describe(error))"
         }
     }
 
@@ -84,6 +98,13 @@ extension NetworkError: CustomStringConvertible, LocalizedError {
         case let .dataCorrupted(context): return "data corrupted \(path(context))"
         @unknown default: return "unknown decoding error"
         }
+    }
+
+    /// "within 30 seconds", or "since launch" for a window too long to count in seconds.
+    private static func span(_ window: TimeInterval) -> String {
+        guard window.isFinite, window < 1e9 else { return "since launch" }
+        let seconds = Int(max(window, 0).rounded())
+        return "within \(seconds) second\(seconds == 1 ? "" : "s")"
     }
 
     private static func describe(_ error: any Error) -> String {

@@ -44,8 +44,9 @@ public final class NetworkProvider: NetworkProviding {
     ///   - encoder: encodes ``RequestBody/json(_:encoder:)`` bodies that name no encoder.
     ///   - decoder: decodes ``request(_:as:interceptor:)`` results.
     ///   - maximumAttempts: the hard cap on attempts per call, at least 1; default
-    ///     ``defaultMaximumAttempts`` (6). When a retrier asks for more, the call throws
-    ///     ``NetworkError/tooManyAttempts(_:lastError:)``.
+    ///     ``defaultMaximumAttempts`` (6). When the last attempt the cap allows fails, the retriers are
+    ///     not asked and the call throws ``NetworkError/tooManyAttempts(_:lastError:)`` (or, with a cap
+    ///     of 1, the attempt's own error).
     ///   - errorMapper: turns an unacceptable response into the app's error; see ``ErrorResponseMapper``.
     ///   - monitors: observers of every call; see ``EventMonitor`` for when they are called.
     ///   - sleep: waits out a ``RetryResult/retryWithDelay(_:)``; by default `Task.sleep`. Tests pass one
@@ -80,7 +81,18 @@ public final class NetworkProvider: NetworkProviding {
         as type: T.Type,
         interceptor: (any RequestInterceptor)? = nil
     ) async throws -> T {
-        let response = try await response(endpoint, interceptor: interceptor)
+        try decode(try await response(endpoint, interceptor: interceptor), as: type)
+    }
+
+    public func response(
+        _ endpoint: some Endpoint,
+        interceptor: (any RequestInterceptor)? = nil
+    ) async throws -> Response {
+        try await response(endpoint, interceptor: interceptor, refreshing: nil)
+    }
+
+    /// The response body decoded as `type` with the provider's decoder.
+    func decode<T: Decodable>(_ response: Response, as type: T.Type) throws -> T {
         do {
             return try decoder.decode(T.self, from: response.data)
         } catch let error as DecodingError {
@@ -88,12 +100,14 @@ public final class NetworkProvider: NetworkProviding {
         }
     }
 
-    public func response(
+    /// Sends one call; `refreshing` names the ``AuthInterceptor`` whose token refresh this call is.
+    func response(
         _ endpoint: some Endpoint,
-        interceptor: (any RequestInterceptor)? = nil
+        interceptor: (any RequestInterceptor)?,
+        refreshing: UUID?
     ) async throws -> Response {
         let started = DispatchTime.now()
-        let context = RequestContext(endpoint: endpoint, events: events)
+        let context = RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: refreshing)
         var sent: URLRequest?
         var attempts = 0
         do {
@@ -149,6 +163,11 @@ public final class NetworkProvider: NetworkProviding {
                 let error = Self.normalize(error)
                 if case NetworkError.cancelled = error { throw error }
                 guard let chain else { throw error }
+                // The cap allows no other attempt: the retriers are not asked, so none starts work
+                // (such as a token refresh) whose result would be thrown away.
+                guard attempts < maximumAttempts else {
+                    throw attempts > 1 ? NetworkError.tooManyAttempts(attempts, lastError: error) : error
+                }
                 let decision = await chain.retry(request, dueTo: error, response: response, context: context)
                 events.send { [attempts] in $0.retryDidDecide(decision, attempt: attempts, error: error, context: context) }
                 if Task.isCancelled { throw NetworkError.cancelled }
@@ -158,9 +177,8 @@ public final class NetworkProvider: NetworkProviding {
                 case .doNotRetryWithError(let replacement):
                     throw Self.normalize(replacement)
                 case .retry:
-                    guard attempts < maximumAttempts else { throw NetworkError.tooManyAttempts(attempts, lastError: error) }
+                    break
                 case .retryWithDelay(let seconds):
-                    guard attempts < maximumAttempts else { throw NetworkError.tooManyAttempts(attempts, lastError: error) }
                     if seconds > 0 {
                         do { try await sleep(seconds) } catch { throw NetworkError.cancelled }
                     }
@@ -182,6 +200,7 @@ public final class NetworkProvider: NetworkProviding {
 
     private func validate(_ response: Response, for endpoint: some Endpoint, context: RequestContext) throws -> Response {
         guard endpoint.acceptableStatusCodes.contains(response.statusCode) else {
+            RefreshObservation.current?.record(status: response.statusCode)
             let error = errorMapper?(response) ?? NetworkError.invalidStatusCode(response.statusCode)
             events.send { $0.validationDidFail(response, error: error, context: context) }
             throw error
@@ -191,18 +210,40 @@ public final class NetworkProvider: NetworkProviding {
 
     /// Sends one request; cancelling the calling task cancels the `URLSessionTask` at once.
     /// When `built` (the request before adaptation) is given, the headers the interceptors added are
-    /// removed if a redirect leaves the request's origin.
+    /// removed if a redirect leaves the request's origin (see ``RedirectPolicy``). A redirect that would
+    /// send the body to another origin ends the attempt with
+    /// ``NetworkError/redirectWouldForwardBody(statusCode:)``. On Linux, where URLSession drops the body
+    /// of a redirect it follows, a same-origin 307/308 with a body is sent again here, body included.
     private func send(_ request: URLRequest, builtAs built: URLRequest?) async throws -> (Data, HTTPURLResponse) {
+        var next = request
+        for _ in 0..<16 {   // URLSession's own limit on redirects
+            let (data, response, refused) = try await transfer(next, builtAs: built)
+            switch refused {
+            case nil, .follow?: return (data, response)
+            case .refuse(let statusCode)?: throw NetworkError.redirectWouldForwardBody(statusCode: statusCode)
+            case .resend(let redirected)?: next = redirected
+            }
+        }
+        throw URLError(.httpTooManyRedirects)
+    }
+
+    /// One `URLSessionTask`: the body, the response, and the redirect the session delegate did not let
+    /// it follow, if any (the response is then that redirect's).
+    private func transfer(_ request: URLRequest, builtAs built: URLRequest?) async throws -> (Data, HTTPURLResponse, RedirectPolicy.Decision?) {
         let handle = TaskHandle()
         let delegate = self.delegate
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, HTTPURLResponse), any Error>) in
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, HTTPURLResponse, RedirectPolicy.Decision?), any Error>) in
                 let task = session.dataTask(with: request) { data, response, error in
-                    if built != nil, let task = handle.startedTask { delegate.forget(task) }
+                    let task = handle.startedTask
+                    if built != nil, let task { delegate.forget(task) }
                     if let error {
+                        if let task { _ = delegate.takeRefusedRedirect(of: task) }
                         continuation.resume(throwing: error)
                     } else if let httpResponse = response as? HTTPURLResponse {
-                        continuation.resume(returning: (data ?? Data(), httpResponse))
+                        // Only a 3xx can be a redirect the delegate refused: no lookup for any other.
+                        let refused = (300..<400).contains(httpResponse.statusCode) ? task.flatMap(delegate.takeRefusedRedirect(of:)) : nil
+                        continuation.resume(returning: (data ?? Data(), httpResponse, refused))
                     } else {
                         continuation.resume(throwing: URLError(.badServerResponse))
                     }
@@ -224,10 +265,16 @@ public final class NetworkProvider: NetworkProviding {
         return error
     }
 
-    /// The default `sleep`: `Task.sleep`, which throws when the task is cancelled. Delays are capped
-    /// at a day.
+    /// The default `sleep`: `Task.sleep`, which throws when the task is cancelled. A delay that is
+    /// negative, zero or not a number does not wait; an infinite or longer one waits a day.
     public static let taskSleep: @Sendable (TimeInterval) async throws -> Void = { seconds in
-        try await Task.sleep(nanoseconds: UInt64(min(max(seconds, 0), 86_400) * 1_000_000_000))
+        try await Task.sleep(nanoseconds: nanoseconds(forDelay: seconds))
+    }
+
+    /// `seconds` as nanoseconds for `Task.sleep`, from 0 to a day: never traps, whatever the value.
+    static func nanoseconds(forDelay seconds: TimeInterval) -> UInt64 {
+        guard seconds > 0 else { return 0 }   // also NaN
+        return UInt64(min(seconds, 86_400) * 1_000_000_000)
     }
 }
 

@@ -37,6 +37,11 @@ public final class MockAuthServer: @unchecked Sendable {
     public struct RefreshRequest: Codable, Sendable {
         /// The refresh token being spent.
         public let refreshToken: String
+
+        /// Creates the body that spends `refreshToken`.
+        public init(refreshToken: String) {
+            self.refreshToken = refreshToken
+        }
     }
 
     /// The refresh endpoint's answer.
@@ -47,6 +52,13 @@ public final class MockAuthServer: @unchecked Sendable {
         public let refreshToken: String
         /// Seconds until the access token expires, when the server says.
         public let expiresIn: TimeInterval?
+
+        /// Creates an answer.
+        public init(accessToken: String, refreshToken: String, expiresIn: TimeInterval? = nil) {
+            self.accessToken = accessToken
+            self.refreshToken = refreshToken
+            self.expiresIn = expiresIn
+        }
     }
 
     /// What a protected request gets: its path and the token it was sent with.
@@ -55,6 +67,12 @@ public final class MockAuthServer: @unchecked Sendable {
         public let path: String
         /// The access token the server saw.
         public let token: String
+
+        /// Creates a resource.
+        public init(path: String, token: String) {
+            self.path = path
+            self.token = token
+        }
     }
 
     /// A call to the API's refresh endpoint. Its `requiresAuthentication` stays `true` on purpose: an
@@ -64,6 +82,13 @@ public final class MockAuthServer: @unchecked Sendable {
         public let baseURL: URL
         /// The refresh token to spend.
         public let refreshToken: String
+
+        /// Creates the call that spends `refreshToken` at `baseURL`.
+        public init(baseURL: URL, refreshToken: String) {
+            self.baseURL = baseURL
+            self.refreshToken = refreshToken
+        }
+
         public var path: String { "/auth/refresh" }
         public var method: HTTPMethod { .post }
         public var body: RequestBody { .json(RefreshRequest(refreshToken: refreshToken)) }
@@ -73,6 +98,12 @@ public final class MockAuthServer: @unchecked Sendable {
     public struct SignInEndpoint: Endpoint {
         /// The API's base URL.
         public let baseURL: URL
+
+        /// Creates the sign-in call at `baseURL`.
+        public init(baseURL: URL) {
+            self.baseURL = baseURL
+        }
+
         public var path: String { "/auth/sign-in" }
         public var method: HTTPMethod { .post }
         public var requiresAuthentication: Bool { false }
@@ -84,6 +115,12 @@ public final class MockAuthServer: @unchecked Sendable {
         public let baseURL: URL
         /// The path under the base URL.
         public let path: String
+
+        /// Creates a protected call to `path` under `baseURL`.
+        public init(baseURL: URL, path: String) {
+            self.baseURL = baseURL
+            self.path = path
+        }
     }
 
     /// The credential an app starts with: `access-0` (expired unless the server was told otherwise)
@@ -101,6 +138,9 @@ public final class MockAuthServer: @unchecked Sendable {
     /// The lifetime announced for issued access tokens (`expiresIn`), if any. The server itself does
     /// not expire them by time: ``expireAccessTokens()`` does.
     public let tokenLifetime: TimeInterval?
+    /// Whether issued access tokens are JWTs whose `exp` claim says when they expire (then `expiresIn`
+    /// is not announced, so the app learns the expiry from the token alone).
+    public let issuesJWTs: Bool
 
     private let lock = NSLock()
     private var validAccessToken: String?
@@ -109,21 +149,28 @@ public final class MockAuthServer: @unchecked Sendable {
     private var refreshes = 0
     private var answer = RefreshAnswer.rotate
     private var refreshHook: (@Sendable () async -> Void)?
+    private var expiredResponses = 0
 
     /// Creates the API.
     ///
-    /// - Parameter accessTokenIsValid: whether `access-0` still works (by default it has expired).
+    /// - Parameters:
+    ///   - accessTokenIsValid: whether `access-0` still works (by default it has expired).
+    ///   - tokenLifetime: the lifetime of issued access tokens, announced as `expiresIn` (or, with
+    ///     `issuesJWTs`, written in their `exp` claim: one hour when `nil`).
+    ///   - issuesJWTs: issue JWT access tokens that carry their expiry, and announce no `expiresIn`.
     public init(
         baseURL: URL = URL(string: "https://api.example.com/v1/")!,
         header: AuthorizationHeader = .bearer,
         expiredStatusCode: Int = 401,
         accessTokenIsValid: Bool = false,
-        tokenLifetime: TimeInterval? = nil
+        tokenLifetime: TimeInterval? = nil,
+        issuesJWTs: Bool = false
     ) {
         self.baseURL = baseURL
         self.header = header
         self.expiredStatusCode = expiredStatusCode
         self.tokenLifetime = tokenLifetime
+        self.issuesJWTs = issuesJWTs
         if accessTokenIsValid { validAccessToken = "access-0" }
         mock.stub(.post, baseURL.appendingPathComponent("auth/sign-in").path) { [weak self] _ in
             guard let self else { throw URLError(.cannotConnectToHost) }
@@ -141,6 +188,8 @@ public final class MockAuthServer: @unchecked Sendable {
 
     /// How many refresh requests arrived.
     public var refreshCount: Int { locked { refreshes } }
+    /// How many protected requests were answered with ``expiredStatusCode``.
+    public var expiredResponseCount: Int { locked { expiredResponses } }
     /// The one access token that works now, if any.
     public var currentAccessToken: String? { locked { validAccessToken } }
 
@@ -162,7 +211,8 @@ public final class MockAuthServer: @unchecked Sendable {
     }
 
     /// A provider wired to this API with an ``AuthInterceptor`` whose refresh call goes through that
-    /// same provider, the hardest case for loop-proofing. `retriers` are composed after the interceptor.
+    /// same provider (the `network` the refresh closure receives), the hardest case for loop-proofing.
+    /// `retriers` are composed after the interceptor.
     public func makeAuthenticatedProvider(
         credential: Credential? = MockAuthServer.initialCredential,
         store: (any CredentialStore)? = nil,
@@ -174,26 +224,35 @@ public final class MockAuthServer: @unchecked Sendable {
         monitors: [any EventMonitor] = [],
         sleep: @escaping @Sendable (TimeInterval) async throws -> Void = NetworkProvider.taskSleep
     ) -> (provider: NetworkProvider, auth: AuthInterceptor) {
-        let box = ProviderBox()
+        let auth = makeInterceptor(store: store ?? InMemoryCredentialStore(credential), refreshLeeway: refreshLeeway,
+                                   refreshWindow: refreshWindow, now: now)
+        let interceptor = Interceptor(adapters: [auth], retriers: [auth] + retriers)
+        let provider = mock.makeProvider(interceptor: interceptor, maximumAttempts: maximumAttempts, monitors: monitors, sleep: sleep)
+        return (provider, auth)
+    }
+
+    /// An ``AuthInterceptor`` for this API whose refresh calls ``RefreshEndpoint`` through the `network`
+    /// it is given. Two of them sharing one `store` behave as an app and its extension would.
+    public func makeInterceptor(
+        store: any CredentialStore,
+        refreshLeeway: TimeInterval = 60,
+        refreshWindow: RefreshWindow = RefreshWindow(),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) -> AuthInterceptor {
         let baseURL = self.baseURL
-        let auth = AuthInterceptor(
+        return AuthInterceptor(
             baseURL: baseURL,
-            store: store ?? InMemoryCredentialStore(credential),
+            store: store,
             header: header,
             expiredStatusCodes: [expiredStatusCode],
             refreshLeeway: refreshLeeway,
             refreshWindow: refreshWindow,
             now: now
-        ) { credential in
-            guard let provider = box.provider else { throw NetworkError.cancelled }
-            let tokens = try await provider.request(RefreshEndpoint(baseURL: baseURL, refreshToken: credential.refreshToken), as: Tokens.self)
+        ) { credential, network in
+            let tokens = try await network.request(RefreshEndpoint(baseURL: baseURL, refreshToken: credential.refreshToken), as: Tokens.self)
             return Credential(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken,
                               expiresAt: tokens.expiresIn.map { now().addingTimeInterval($0) })
         }
-        let interceptor = Interceptor(adapters: [auth], retriers: [auth] + retriers)
-        let provider = mock.makeProvider(interceptor: interceptor, maximumAttempts: maximumAttempts, monitors: monitors, sleep: sleep)
-        box.provider = provider
-        return (provider, auth)
     }
 
     private func answerRefresh(_ request: RecordedRequest) async throws -> MockResponse {
@@ -218,9 +277,28 @@ public final class MockAuthServer: @unchecked Sendable {
     /// Issues the next pair and revokes the previous one; call with `lock` held.
     private func issueTokens() -> Tokens {
         generation += 1
-        validAccessToken = "access-\(generation)"
+        let accessToken = issuesJWTs
+            ? Self.jwt(subject: "access-\(generation)", expiresAt: Date().addingTimeInterval(tokenLifetime ?? 3_600))
+            : "access-\(generation)"
+        validAccessToken = accessToken
         validRefreshToken = "refresh-\(generation)"
-        return Tokens(accessToken: "access-\(generation)", refreshToken: "refresh-\(generation)", expiresIn: tokenLifetime)
+        return Tokens(accessToken: accessToken, refreshToken: "refresh-\(generation)", expiresIn: issuesJWTs ? nil : tokenLifetime)
+    }
+
+    /// An unsigned JWT (`alg: none`) naming `subject` and expiring at `expiresAt`, as an auth server
+    /// would issue one: `header.payload.signature`, base64url without padding.
+    ///
+    /// ```swift
+    /// let expired = Credential(accessToken: MockAuthServer.jwt(subject: "me", expiresAt: Date() - 60), refreshToken: "refresh-0")
+    /// ```
+    public static func jwt(subject: String, expiresAt: Date) -> String {
+        func base64URL(_ json: String) -> String {
+            Data(json.utf8).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+        }
+        let payload = #"{"sub":"\#(subject)","exp":\#(Int(expiresAt.timeIntervalSince1970))}"#
+        return base64URL(#"{"alg":"none","typ":"JWT"}"#) + "." + base64URL(payload) + ".unsigned"
     }
 
     private func answerProtected(_ request: RecordedRequest) -> MockResponse {
@@ -230,7 +308,10 @@ public final class MockAuthServer: @unchecked Sendable {
         let token = request.header(header.name).flatMap { value in
             value.hasPrefix(header.prefix) ? String(value.dropFirst(header.prefix.count)) : nil
         }
-        guard let token, token == locked({ validAccessToken }) else { return .status(expiredStatusCode) }
+        guard let token, token == locked({ validAccessToken }) else {
+            locked { expiredResponses += 1 }
+            return .status(expiredStatusCode)
+        }
         return .json(Resource(path: request.path, token: token))
     }
 
@@ -238,10 +319,4 @@ public final class MockAuthServer: @unchecked Sendable {
         lock.lock(); defer { lock.unlock() }
         return body()
     }
-}
-
-/// Lets a refresh closure reach the provider it is installed in, without a retain cycle.
-private final class ProviderBox: @unchecked Sendable {
-    // @unchecked: written once, before any request is sent.
-    weak var provider: NetworkProvider?
 }

@@ -41,9 +41,8 @@ struct TokenResponse: Decodable {
 
 /// Section 2 and 3 of the page, as a function so the statements compile here.
 func authenticationWiring() -> (NetworkProvider, AuthInterceptor, AuthInterceptor) {
-    let authProvider = NetworkProvider()   // sign-in and refresh: no interceptor needed
-    let auth = AuthInterceptor(baseURL: URL(string: "https://api.example.com/v1")!, store: InMemoryCredentialStore()) { credential in
-        try await authProvider.request(AuthAPI.refresh(refreshToken: credential.refreshToken), as: TokenResponse.self).credential
+    let auth = AuthInterceptor(baseURL: URL(string: "https://api.example.com/v1")!, store: InMemoryCredentialStore()) { credential, network in
+        try await network.request(AuthAPI.refresh(refreshToken: credential.refreshToken), as: TokenResponse.self).credential
     }
     let provider = NetworkProvider(interceptor: auth, errorMapper: ServerError.mapper)
 
@@ -53,8 +52,8 @@ func authenticationWiring() -> (NetworkProvider, AuthInterceptor, AuthIntercepto
         header: AuthorizationHeader(name: "accessToken"),   // raw token, custom header; default is .bearer
         expiredStatusCodes: [419],                          // default [401]
         refreshLeeway: 120                                  // refresh 2 minutes before a known expiry
-    ) { credential in
-        try await authProvider.request(AuthAPI.refresh(refreshToken: credential.refreshToken), as: TokenResponse.self).credential
+    ) { credential, network in
+        try await network.request(AuthAPI.refresh(refreshToken: credential.refreshToken), as: TokenResponse.self).credential
     }
     return (provider, auth, custom)
 }
@@ -126,7 +125,7 @@ struct AuthDocSnippetTests {
         let server = MockServer()
         server.stub(.post, "/v1/auth/sign-in", signInAnswer)
         let store = InMemoryCredentialStore()
-        let auth = AuthInterceptor(baseURL: URL(string: "https://api.example.com/v1")!, store: store) { _ in
+        let auth = AuthInterceptor(baseURL: URL(string: "https://api.example.com/v1")!, store: store) { _, _ in
             throw NetworkError.sessionExpired
         }
         let repository = AccountRepository(network: server.makeProvider(interceptor: auth, errorMapper: ServerError.mapper), auth: auth)

@@ -120,8 +120,9 @@ struct AuthInterceptorTests {
         await #expect {
             _ = try await provider.request(server.resource("/items/1"), as: MockAuthServer.Resource.self)
         } throws: { error in
-            // THEN it fails with the refresh's error
-            if case NetworkError.invalidStatusCode(503) = error { return true } else { return false }
+            // THEN it fails with a refresh failure that carries the refresh's own error
+            guard case NetworkError.refreshFailed(let underlying) = error, case NetworkError.invalidStatusCode(503) = underlying else { return false }
+            return true
         }
         // and the tokens are kept
         #expect(await store.load() == MockAuthServer.initialCredential)
@@ -136,11 +137,12 @@ struct AuthInterceptorTests {
         // GIVEN a server that forgets every token right after issuing it (a server bug)
         let server = MockAuthServer()
         let clock = TestClock()
-        let (provider, _) = server.makeAuthenticatedProvider(refreshWindow: RefreshWindow(interval: 30, maximumCount: 3), now: { clock.now })
-        // WHEN three requests in a row each find their token expired
+        let (provider, _) = server.makeAuthenticatedProvider(refreshWindow: RefreshWindow(interval: 60, maximumCount: 3), now: { clock.now })
+        // WHEN three requests, 11 s apart, each find their token expired
         for id in 0..<3 {
             server.expireAccessTokens()
             #expect(try await provider.request(server.resource("/items/\(id)"), as: MockAuthServer.Resource.self).token == "access-\(id + 1)")
+            clock.advance(by: AuthInterceptor.recentRefreshInterval + 1)
         }
         // THEN each refreshed; the fourth inside the window stops with a clear error
         server.expireAccessTokens()
@@ -148,12 +150,12 @@ struct AuthInterceptorTests {
         await #expect {
             _ = try await provider.request(server.resource("/items/3"), as: MockAuthServer.Resource.self)
         } throws: { error in
-            guard case NetworkError.excessiveRefresh(count: 3, window: 30) = error else { return false }
+            guard case NetworkError.excessiveRefresh(count: 3, window: 60) = error else { return false }
             return true
         }
         #expect(server.refreshCount == 3)
         // and once the window has passed, refreshing works again
-        clock.advance(by: 31)
+        clock.advance(by: 61)
         #expect(try await provider.request(server.resource("/items/4"), as: MockAuthServer.Resource.self).token == "access-4")
     }
 

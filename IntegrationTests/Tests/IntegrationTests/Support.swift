@@ -55,7 +55,7 @@ struct LiveClient {
         self.server = server
         let plain = NetworkProvider(configuration: configuration)
         let base = server.baseURL
-        let auth = AuthInterceptor(baseURL: base, header: header, refreshWindow: refreshWindow) { credential in
+        let auth = AuthInterceptor(baseURL: base, header: header, refreshWindow: refreshWindow) { credential, _ in
             try await plain.request(Call(baseURL: base, path: "/auth/refresh", method: .post,
                                          body: .json(["refreshToken": credential.refreshToken]), requiresAuthentication: false),
                                     as: Tokens.self).credential

@@ -23,6 +23,11 @@ final class AuthEventBroadcaster: @unchecked Sendable {
     private var subscribers: [Int: AsyncStream<AuthEvent>.Continuation] = [:]
     private var nextID = 0
 
+    /// The interceptor is gone: every subscriber's stream finishes, so `for await` loops end.
+    deinit {
+        for continuation in subscribers.values { continuation.finish() }
+    }
+
     func subscribe() -> AsyncStream<AuthEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: AuthEvent.self, bufferingPolicy: .bufferingNewest(64))
         lock.lock()

@@ -8,33 +8,56 @@ import FoundationNetworking
 /// - **Adapt**: puts the token in the configured header, only on requests whose scheme, host and port
 ///   are in scope (by default the origin of `baseURL`) and whose endpoint ``Endpoint/requiresAuthentication``.
 ///   Throws ``NetworkError/missingCredential`` without sending when there is no credential. When the
-///   credential's expiry is known and within the leeway, refreshes first.
+///   credential's expiry is known (``Credential/expiresAt``, or the `exp` claim of a JWT access token)
+///   and within the leeway, refreshes first; if that refresh fails for a transient reason while the
+///   token is still valid, every request waiting on it is sent with the current token, and no other
+///   proactive refresh starts for ``proactiveRefreshPause`` seconds.
 /// - **Retry**: on an expired-token status (401 by default) for such a request: if the request carried
 ///   an older token than the current one, resends at once; otherwise starts **one** refresh that every
 ///   request failing with that token waits for, then resends them all. A call is retried for
-///   authentication at most once.
-/// - **Refresh rejected** (the refresh call fails with 400, 401 or 403, or throws
-///   ``NetworkError/sessionExpired``): clears the credential, fails every waiting request with
-///   ``NetworkError/sessionExpired``, and sends ``AuthEvent/sessionExpired`` once.
-/// - **Refresh failed otherwise** (offline, timeout, 5xx): waiting requests fail with that error; the
-///   credential is kept and a later request tries again.
+///   authentication at most once, and a token that a refresh returned less than
+///   ``recentRefreshInterval`` seconds ago is not refreshed again (so a 403 that means "forbidden"
+///   cannot burn the refresh budget): the call fails with its own error, unless the store holds a
+///   newer credential (another process refreshed), which is adopted and the call resent.
+/// - **Refresh rejected** (the refresh call's last unacceptable HTTP status is 400, 401 or 403,
+///   whatever the app's error mapper made of it, or it throws ``NetworkError/sessionExpired``): first
+///   re-reads the store, since another process sharing it may have refreshed with the same refresh
+///   token; if it holds another credential, that one is adopted and the requests resent. Otherwise
+///   clears the credential, fails every waiting request with ``NetworkError/sessionExpired``, and sends
+///   ``AuthEvent/sessionExpired`` once.
+/// - **Refresh failed otherwise** (404, 5xx, offline, undecodable answer): waiting requests fail with
+///   ``NetworkError/refreshFailed(_:)`` carrying the refresh's error; the credential is kept and a later
+///   request tries again.
 /// - More refreshes than ``RefreshWindow`` allows stop with ``NetworkError/excessiveRefresh(count:window:)``.
-/// - **Sign-in or sign-out during a refresh** wins: the refresh's result is ignored.
+/// - **Sign-in or sign-out during a refresh** wins: the refresh's result is ignored. Store writes are
+///   made one at a time, each writing the state the interceptor holds at that moment, so the store
+///   always ends in the latest state.
 /// - Until the next sign-in after a rejected refresh, calls that need a token fail with
 ///   ``NetworkError/sessionExpired``.
 ///
-/// The refresh closure is yours: it usually calls your refresh endpoint through a provider. Requests it
-/// makes, in its own task, are never intercepted for authentication, however the endpoint is spelled.
+/// The refresh closure is yours. It receives the current credential and a `network` to send the
+/// refresh through: the provider whose call needed the refresh, with the refresh's requests marked so
+/// that they get no token and never trigger a refresh, however the endpoint is spelled.
 ///
 /// ```swift
-/// let auth = AuthInterceptor(baseURL: api, store: KeychainCredentialStore(service: "app", account: "me")) { old in
-///     try await refreshProvider.request(AuthAPI.refresh(old.refreshToken), as: TokenResponse.self).credential
+/// let auth = AuthInterceptor(baseURL: api, store: store) { credential, network in
+///     try await network.request(AuthAPI.refresh(refreshToken: credential.refreshToken), as: TokenResponse.self).credential
 /// }
 /// let provider = NetworkProvider(interceptor: auth)
 /// ```
-public actor AuthInterceptor: RequestInterceptor {
-    /// Turns the current credential into a new one, usually by calling the app's refresh endpoint.
-    public typealias Refresh = @Sendable (Credential) async throws -> Credential
+public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
+    /// Turns the current credential into a new one, usually by calling the app's refresh endpoint
+    /// through `network` (or through a provider of the app's own).
+    public typealias Refresh = @Sendable (_ credential: Credential, _ network: any NetworkProviding) async throws -> Credential
+
+    /// A token that a refresh returned less than this many seconds ago is not refreshed again when a
+    /// request fails with it: the failure is not about expiry (10 s).
+    public static let recentRefreshInterval: TimeInterval = 10
+    /// After a proactive refresh fails for a transient reason, no other proactive refresh starts for
+    /// this many seconds while the current token is still valid (10 s).
+    public static let proactiveRefreshPause: TimeInterval = 10
+    /// The refresh statuses that mean the refresh token was rejected.
+    public static let rejectionStatusCodes: Set<Int> = [400, 401, 403]
 
     /// The origins (scheme, host, port) whose requests get the token.
     public nonisolated let scope: Set<Origin>
@@ -46,25 +69,43 @@ public actor AuthInterceptor: RequestInterceptor {
     public nonisolated let refreshLeeway: TimeInterval
     /// The refresh rate limit.
     public nonisolated let refreshWindow: RefreshWindow
+    /// Whether the `exp` claim of a JWT access token counts as the expiry of a credential that has no
+    /// ``Credential/expiresAt``.
+    public nonisolated let readsTokenExpiry: Bool
 
-    private nonisolated let id = UUID()
-    private nonisolated let store: any CredentialStore
-    private nonisolated let refresh: Refresh
-    private nonisolated let isRejection: @Sendable (any Error) -> Bool
-    private nonisolated let now: @Sendable () -> Date
-    private nonisolated let broadcaster = AuthEventBroadcaster()
+    nonisolated let id = UUID()
+    nonisolated let store: any CredentialStore
+    nonisolated let refresh: Refresh
+    nonisolated let isRejection: (@Sendable (any Error) -> Bool)?
+    nonisolated let now: @Sendable () -> Date
+    nonisolated let broadcaster = AuthEventBroadcaster()
+    nonisolated let runningRefreshes = RunningRefreshes()
 
-    private var credential: Credential?
-    private var isLoaded = false
+    /// The credential in use; `expiry` follows it.
+    var credential: Credential? {
+        didSet { expiry = credential.flatMap(expiry(of:)) }
+    }
+    /// When ``credential``'s access token expires, if known.
+    var expiry: Date?
+    var isLoaded = false
     /// Set when a refresh token was rejected, until the next sign-in or sign-out.
-    private var sessionDidExpire = false
+    var sessionDidExpire = false
     /// Bumped by sign-in and sign-out: a refresh started before is ignored when it ends.
-    private var generation = 0
-    private var refreshTask: Task<Credential, any Error>?
-    private var refreshDates: [Date] = []
+    var generation = 0
+    var refreshTask: Task<Credential, any Error>?
+    /// The still-valid credential a running *proactive* refresh started from: requests waiting on it
+    /// are sent with this one if the refresh fails for a transient reason.
+    var proactiveFallback: Credential?
+    var refreshDates: [Date] = []
     /// A refreshed access token that already expired within the leeway when it arrived: it is not
     /// refreshed proactively again (the expired-status path still refreshes it).
-    private var shortLivedToken: String?
+    var shortLivedToken: String?
+    /// The access token the last refresh returned, and when.
+    var lastRefresh: (accessToken: String, date: Date)?
+    /// No proactive refresh starts before this date (set when one failed for a transient reason).
+    var proactivePausedUntil: Date?
+    /// The last write to the store; each write waits for the one before it.
+    var lastStoreWrite: Task<Void, any Error>?
 
     /// Creates an interceptor.
     ///
@@ -72,14 +113,18 @@ public actor AuthInterceptor: RequestInterceptor {
     ///   - baseURL: the API's base URL; its origin is the scope.
     ///   - additionalScope: more URLs whose origins also get the token.
     ///   - store: where the credential is kept; read once, then written on every change.
-    ///   - header: the token's header; `.bearer` by default.
+    ///   - header: the token's header; `.bearer` by default. Its name is redacted in every log, cURL
+    ///     description and dump from then on, whatever it is.
     ///   - expiredStatusCodes: statuses meaning "token expired"; `[401]` by default (some APIs use 419).
     ///   - refreshLeeway: refresh before sending when the known expiry is this close; 60 s by default.
     ///   - refreshWindow: the refresh rate limit; 5 in 30 s by default.
-    ///   - isRejection: whether a refresh error means the refresh token was rejected;
-    ///     ``isRefreshTokenRejection(_:)`` by default.
+    ///   - readsTokenExpiry: use a JWT access token's `exp` claim when the credential has no expiry;
+    ///     `true` by default.
+    ///   - isRejection: overrides how a refresh error is judged a rejected refresh token. By default it
+    ///     is one when the refresh's last unacceptable HTTP status is in ``rejectionStatusCodes``, or
+    ///     ``isRefreshTokenRejection(_:)`` says so.
     ///   - now: the clock, for tests.
-    ///   - refresh: turns the current credential into a new one.
+    ///   - refresh: turns the current credential into a new one; see ``Refresh``.
     public init(
         baseURL: URL,
         additionalScope: [URL] = [],
@@ -88,7 +133,8 @@ public actor AuthInterceptor: RequestInterceptor {
         expiredStatusCodes: Set<Int> = [401],
         refreshLeeway: TimeInterval = 60,
         refreshWindow: RefreshWindow = RefreshWindow(),
-        isRejection: @escaping @Sendable (any Error) -> Bool = AuthInterceptor.isRefreshTokenRejection,
+        readsTokenExpiry: Bool = true,
+        isRejection: (@Sendable (any Error) -> Bool)? = nil,
         now: @escaping @Sendable () -> Date = { Date() },
         refresh: @escaping Refresh
     ) {
@@ -96,25 +142,40 @@ public actor AuthInterceptor: RequestInterceptor {
         self.store = store
         self.header = header
         self.expiredStatusCodes = expiredStatusCodes
-        self.refreshLeeway = refreshLeeway
+        self.refreshLeeway = refreshLeeway.isNaN ? 0 : max(refreshLeeway, 0)
         self.refreshWindow = refreshWindow
+        self.readsTokenExpiry = readsTokenExpiry
         self.isRejection = isRejection
         self.now = now
         self.refresh = refresh
+        SecretHeaderNames.register(header.name)
     }
 
-    /// The default test for a rejected refresh token: ``NetworkError/invalidStatusCode(_:)`` 400, 401
-    /// or 403 (OAuth's `invalid_grant` is a 400), or ``NetworkError/sessionExpired``.
+    /// The error-based part of the default rejection test: ``NetworkError/invalidStatusCode(_:)`` 400,
+    /// 401 or 403 (OAuth's `invalid_grant` is a 400), or ``NetworkError/sessionExpired``.
     public static func isRefreshTokenRejection(_ error: any Error) -> Bool {
         switch error as? NetworkError {
-        case .invalidStatusCode(400)?, .invalidStatusCode(401)?, .invalidStatusCode(403)?, .sessionExpired?: return true
+        case .invalidStatusCode(let status)?: return rejectionStatusCodes.contains(status)
+        case .sessionExpired?: return true
         default: return false
         }
     }
 
+    /// Shows the configuration, never the credential.
+    public nonisolated var customMirror: Mirror {
+        Mirror(self, children: [
+            "scope": scope.map(\.description).sorted(),
+            "header": header.name,
+            "expiredStatusCodes": expiredStatusCodes.sorted(),
+            "refreshLeeway": refreshLeeway,
+            "refreshWindow": refreshWindow,
+        ], displayStyle: .class)
+    }
+
     // MARK: Session
 
-    /// A new stream of ``AuthEvent``s for this subscriber (any number may listen).
+    /// A new stream of ``AuthEvent``s for this subscriber (any number may listen). It finishes when
+    /// the interceptor is released.
     ///
     /// ```swift
     /// Task { for await event in auth.events() { if case .sessionExpired = event { showSignIn() } } }
@@ -125,15 +186,17 @@ public actor AuthInterceptor: RequestInterceptor {
 
     /// Stores the credential a sign-in returned; later requests use it. A refresh still running for
     /// the previous session is ignored when it ends; requests waiting on it get this credential.
+    /// Returns once the store holds it (or a later state); throws the store's error.
     public func signIn(with credential: Credential) async throws {
         startSession(with: credential)
-        try await store.save(credential)
+        try await writeStore().value
     }
 
     /// Forgets the credential; later requests that need one fail with ``NetworkError/missingCredential``.
+    /// Returns once the store is cleared (or holds a later state); throws the store's error.
     public func signOut() async throws {
         startSession(with: nil)
-        try await store.delete()
+        try await writeStore().value
     }
 
     private func startSession(with credential: Credential?) {
@@ -141,13 +204,11 @@ public actor AuthInterceptor: RequestInterceptor {
         isLoaded = true
         sessionDidExpire = false
         shortLivedToken = nil
+        lastRefresh = nil
+        proactivePausedUntil = nil
+        proactiveFallback = nil
         generation += 1
         refreshTask = nil
-    }
-
-    /// What a request that needs a credential gets when there is none.
-    private var noCredentialError: NetworkError {
-        sessionDidExpire ? .sessionExpired : .missingCredential
     }
 
     /// The credential in use, read from the store the first time.
@@ -178,8 +239,7 @@ public actor AuthInterceptor: RequestInterceptor {
         else { return .doNotRetry }
         context[noteKey] = true
         do {
-            _ = try await credential(replacing: header.token(in: request), for: context)
-            return .retry
+            return try await credential(replacing: header.token(in: request), for: context) == nil ? .doNotRetry : .retry
         } catch is CancellationError {
             return .doNotRetryWithError(NetworkError.cancelled)
         } catch {
@@ -190,118 +250,17 @@ public actor AuthInterceptor: RequestInterceptor {
     /// The per-call note that marks a call as already retried for authentication.
     private nonisolated var noteKey: String { "AuthInterceptor.\(id)" }
 
-    /// Whether `request` is one this interceptor authenticates: not made by its own refresh, for an
-    /// endpoint that requires authentication, and in scope.
+    /// Whether `request` is one this interceptor authenticates: for an endpoint that requires
+    /// authentication, in scope, and not sent by this interceptor's own refresh.
     private nonisolated func needsToken(_ request: URLRequest, _ context: RequestContext) -> Bool {
-        guard RefreshScope.current != id, context.endpoint.requiresAuthentication, let url = request.url else { return false }
-        return scope.contains(Origin(url))
+        guard context.refreshing != id, context.endpoint.requiresAuthentication, let url = request.url,
+              scope.contains(Origin(url))
+        else { return false }
+        return !runningRefreshes.containsCurrentTask()
     }
 
-    // MARK: Credential and refresh
-
-    private func loadedCredential() async throws -> Credential? {
-        if !isLoaded {
-            let stored = try await store.load()
-            if !isLoaded {  // a sign-in or refresh may have finished while the store was read
-                credential = stored
-                isLoaded = true
-            }
-        }
-        return credential
+    /// When `credential`'s access token expires, if known.
+    nonisolated func expiry(of credential: Credential) -> Date? {
+        credential.expiresAt ?? (readsTokenExpiry ? JWTExpiry.date(in: credential.accessToken) : nil)
     }
-
-    /// The token to send now: the current one, or a refreshed one when it is about to expire. When
-    /// that proactive refresh fails but the current token has not expired yet, the current one is sent.
-    private func accessToken(for context: RequestContext) async throws -> String {
-        if let refreshTask { return try await refreshTask.valueUnlessCancelled().accessToken }
-        guard let current = try await loadedCredential() else { throw noCredentialError }
-        guard current.expires(within: refreshLeeway, of: now()), current.accessToken != shortLivedToken else {
-            return current.accessToken
-        }
-        do {
-            return try await credential(replacing: current.accessToken, for: context).accessToken
-        } catch let error where Self.isTransient(error) && !current.expires(within: 0, of: now()) {
-            return current.accessToken
-        }
-    }
-
-    /// Whether a refresh error leaves the session intact (not a rejection, sign-out or cancellation).
-    private static func isTransient(_ error: any Error) -> Bool {
-        switch error {
-        case is CancellationError, NetworkError.cancelled, NetworkError.sessionExpired, NetworkError.missingCredential: return false
-        default: return true
-        }
-    }
-
-    /// The credential to use instead of one whose access token is `failedToken`: the current one when
-    /// it is newer, else the result of the one shared refresh.
-    private func credential(replacing failedToken: String?, for context: RequestContext) async throws -> Credential {
-        if let refreshTask { return try await refreshTask.valueUnlessCancelled() }
-        guard let current = try await loadedCredential() else { throw noCredentialError }
-        if let refreshTask { return try await refreshTask.valueUnlessCancelled() }
-        if failedToken != current.accessToken { return current }
-        let task = try startRefresh(from: current, for: context)
-        return try await task.valueUnlessCancelled()
-    }
-
-    /// Starts the one refresh (no suspension between the checks above and here). The provider
-    /// monitors of `context`, the call that triggered it, hear about it.
-    private func startRefresh(from current: Credential, for context: RequestContext) throws -> Task<Credential, any Error> {
-        let startedAt = now()
-        refreshDates = refreshDates.filter { startedAt.timeIntervalSince($0) < refreshWindow.interval }
-        guard refreshDates.count < refreshWindow.maximumCount else {
-            throw NetworkError.excessiveRefresh(count: refreshDates.count, window: refreshWindow.interval)
-        }
-        refreshDates.append(startedAt)
-        broadcaster.send(.refreshStarted)
-        context.events.send { $0.tokenRefreshDidStart(context: context) }
-        let task = Task { [refresh, id, generation] in
-            let result: Result<Credential, any Error>
-            do {
-                result = .success(try await RefreshScope.$current.withValue(id) { try await refresh(current) })
-            } catch {
-                result = .failure(error)
-            }
-            switch result {
-            case .success: context.events.send { $0.tokenRefreshDidSucceed(context: context) }
-            case .failure(let error): context.events.send { $0.tokenRefreshDidFail(error, context: context) }
-            }
-            return try await self.finishRefresh(with: result, startedIn: generation)
-        }
-        refreshTask = task
-        return task
-    }
-
-    private func finishRefresh(with result: Result<Credential, any Error>, startedIn startGeneration: Int) async throws -> Credential {
-        guard startGeneration == generation else {
-            // The user signed in or out while this refresh ran: its result belongs to a session that is gone.
-            if let credential { return credential }
-            throw noCredentialError
-        }
-        switch result {
-        case .success(let renewed):
-            credential = renewed  // before any suspension: readers never see the old one again
-            refreshTask = nil
-            shortLivedToken = renewed.expires(within: refreshLeeway, of: now()) ? renewed.accessToken : nil
-            broadcaster.send(.refreshSucceeded)
-            do { try await store.save(renewed) } catch { broadcaster.send(.storeFailed(error)) }
-            return renewed
-        case .failure(let error) where isRejection(error):
-            credential = nil
-            sessionDidExpire = true
-            refreshTask = nil
-            broadcaster.send(.sessionExpired)
-            do { try await store.delete() } catch { broadcaster.send(.storeFailed(error)) }
-            throw NetworkError.sessionExpired
-        case .failure(let error):
-            refreshTask = nil
-            broadcaster.send(.refreshFailed(error))
-            throw error
-        }
-    }
-}
-
-/// Marks the task that runs an ``AuthInterceptor``'s refresh, so that its requests are not intercepted.
-enum RefreshScope {
-    @TaskLocal static var current: UUID?
 }

@@ -9,8 +9,15 @@ public struct RefreshWindow: Hashable, Sendable {
     public var maximumCount: Int
 
     /// Creates a window; the default allows 5 refreshes in 30 seconds (as Alamofire does).
+    ///
+    /// `interval` may be `.infinity` ("at most `maximumCount` refreshes per launch"); a negative or NaN
+    /// interval counts as 0, which limits nothing. A negative `maximumCount` counts as 0: no refresh.
+    ///
+    /// ```swift
+    /// RefreshWindow(interval: .infinity, maximumCount: 1)   // one refresh per launch
+    /// ```
     public init(interval: TimeInterval = 30, maximumCount: Int = 5) {
-        self.interval = interval
-        self.maximumCount = maximumCount
+        self.interval = interval.isNaN ? 0 : max(interval, 0)
+        self.maximumCount = max(maximumCount, 0)
     }
 }

@@ -12,19 +12,27 @@ public final class RequestContext: @unchecked Sendable {
     public let endpoint: any Endpoint
     /// The provider's monitors, for interceptors that report events (such as token refreshes).
     let events: EventDispatcher
+    /// The provider sending this call, so that an ``AuthInterceptor`` can send its refresh through it.
+    let provider: NetworkProvider?
+    /// The ``AuthInterceptor`` (by its identity) whose token refresh this call sends, if any: that
+    /// interceptor neither authenticates nor refreshes for it.
+    let refreshing: UUID?
     private let lock = NSLock()
     private var _retryCount = 0
     private var notes: [String: any Sendable] = [:]
 
     /// Creates a context for a call to `endpoint`. The provider makes one per call; make your own to
-    /// test an interceptor directly.
-    public convenience init(endpoint: any Endpoint) {
-        self.init(endpoint: endpoint, events: EventDispatcher([]))
+    /// test an interceptor directly. An ``AuthInterceptor`` sends a refresh it starts for this context
+    /// through `provider` (it fails with ``NetworkError/refreshFailed(_:)`` when there is none).
+    public convenience init(endpoint: any Endpoint, provider: NetworkProvider? = nil) {
+        self.init(endpoint: endpoint, events: EventDispatcher([]), provider: provider, refreshing: nil)
     }
 
-    init(endpoint: any Endpoint, events: EventDispatcher) {
+    init(endpoint: any Endpoint, events: EventDispatcher, provider: NetworkProvider?, refreshing: UUID?) {
         self.endpoint = endpoint
         self.events = events
+        self.provider = provider
+        self.refreshing = refreshing
     }
 
     /// How many times this call has been retried so far: 0 during the first attempt.

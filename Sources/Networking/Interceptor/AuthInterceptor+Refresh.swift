@@ -1,0 +1,205 @@
+import Foundation
+
+/// The refresh machinery of ``AuthInterceptor``: loading, the one shared refresh, and store writes.
+extension AuthInterceptor {
+    /// What a request that needs a credential gets when there is none.
+    var noCredentialError: NetworkError {
+        sessionDidExpire ? .sessionExpired : .missingCredential
+    }
+
+    func loadedCredential() async throws -> Credential? {
+        if !isLoaded {
+            let stored = try await store.load()
+            if !isLoaded {  // a sign-in or refresh may have finished while the store was read
+                credential = stored
+                isLoaded = true
+            }
+        }
+        return credential
+    }
+
+    /// The token to send now: the current one, or a refreshed one when it is about to expire.
+    func accessToken(for context: RequestContext) async throws -> String {
+        if let refreshTask { return try await token(from: refreshTask, fallback: proactiveFallback) }
+        guard let current = try await loadedCredential() else { throw noCredentialError }
+        if let refreshTask { return try await token(from: refreshTask, fallback: proactiveFallback) }
+        guard needsProactiveRefresh(current) else { return current.accessToken }
+        do {
+            return try await token(from: try startRefresh(from: current, proactive: true, for: context), fallback: current)
+        } catch let error where isTransient(error) && isValid(current) {
+            return current.accessToken   // the refresh window is full: the current token still works
+        }
+    }
+
+    /// The token `task` refreshes to; if it fails for a transient reason, `fallback`'s while that is
+    /// still valid (a proactive refresh's starting credential, shared by everyone waiting on it).
+    private func token(from task: Task<Credential, any Error>, fallback: Credential?) async throws -> String {
+        do {
+            return try await task.valueUnlessCancelled().accessToken
+        } catch {
+            guard let fallback, isTransient(error), isValid(fallback) else { throw error }
+            return fallback.accessToken
+        }
+    }
+
+    private func needsProactiveRefresh(_ current: Credential) -> Bool {
+        guard let expiry, current.accessToken != shortLivedToken else { return false }
+        let now = now()
+        guard expiry.timeIntervalSince(now) <= refreshLeeway else { return false }
+        if let proactivePausedUntil, now < proactivePausedUntil, expiry > now { return false }
+        return true
+    }
+
+    /// Whether `credential`'s access token has not expired yet (true when its expiry is unknown).
+    private func isValid(_ credential: Credential) -> Bool {
+        guard let expiry = expiry(of: credential) else { return true }
+        return expiry > now()
+    }
+
+    /// Whether a refresh error leaves the session intact (not a rejection, sign-out or cancellation).
+    private func isTransient(_ error: any Error) -> Bool {
+        switch error {
+        case is CancellationError, NetworkError.cancelled, NetworkError.sessionExpired, NetworkError.missingCredential: return false
+        default: return true
+        }
+    }
+
+    /// The credential to use instead of one whose access token is `failedToken`: the current one when
+    /// it is newer, else the result of the one shared refresh; `nil` when the request should not be
+    /// retried (its token came from a refresh moments ago, and the store holds nothing newer).
+    func credential(replacing failedToken: String?, for context: RequestContext) async throws -> Credential? {
+        if let refreshTask { return try await refreshTask.valueUnlessCancelled() }
+        guard let current = try await loadedCredential() else { throw noCredentialError }
+        if let refreshTask { return try await refreshTask.valueUnlessCancelled() }
+        if failedToken != current.accessToken { return current }
+        if let lastRefresh, lastRefresh.accessToken == current.accessToken,
+           now().timeIntervalSince(lastRefresh.date) < Self.recentRefreshInterval {
+            return await adoptStoredCredential(insteadOf: current)
+        }
+        return try await startRefresh(from: current, proactive: false, for: context).valueUnlessCancelled()
+    }
+
+    /// A credential another process saved in the shared store since `used` was current, adopted as
+    /// the current one; `nil` when the store holds `used` or nothing. Waits for this interceptor's own
+    /// writes first, so that it never reads back a stale state of its own.
+    private func adoptStoredCredential(insteadOf used: Credential) async -> Credential? {
+        let startGeneration = generation
+        _ = await lastStoreWrite?.result
+        let stored: Credential?
+        do {
+            stored = try await store.load()
+        } catch {
+            broadcaster.send(.storeFailed(error))
+            return nil
+        }
+        guard startGeneration == generation, credential == used else { return credential }  // changed meanwhile
+        guard let stored, stored != used else { return nil }
+        credential = stored
+        lastRefresh = nil
+        shortLivedToken = nil
+        return stored
+    }
+
+    /// Starts the one refresh (no suspension between the callers' checks and here). The provider
+    /// monitors of `context`, the call that triggered it, hear about it, and the refresh is sent
+    /// through that call's provider.
+    private func startRefresh(from current: Credential, proactive: Bool, for context: RequestContext) throws -> Task<Credential, any Error> {
+        let startedAt = now()
+        refreshDates = refreshDates.filter { startedAt.timeIntervalSince($0) < refreshWindow.interval }
+        guard refreshDates.count < refreshWindow.maximumCount else {
+            throw NetworkError.excessiveRefresh(count: refreshDates.count, window: refreshWindow.interval)
+        }
+        refreshDates.append(startedAt)
+        broadcaster.send(.refreshStarted)
+        context.events.send { $0.tokenRefreshDidStart(context: context) }
+        let network = RefreshSender(provider: context.provider, interceptorID: id)
+        let task = Task { [refresh, runningRefreshes, generation] in
+            let outcome = await runningRefreshes.run { try await refresh(current, network) }
+            switch outcome.result {
+            case .success: context.events.send { $0.tokenRefreshDidSucceed(context: context) }
+            case .failure(let error): context.events.send { $0.tokenRefreshDidFail(error, context: context) }
+            }
+            return try await self.finishRefresh(outcome, from: current, startedIn: generation, proactive: proactive)
+        }
+        refreshTask = task
+        proactiveFallback = proactive ? current : nil
+        return task
+    }
+
+    private func finishRefresh(
+        _ outcome: (result: Result<Credential, any Error>, status: Int?),
+        from origin: Credential,
+        startedIn startGeneration: Int,
+        proactive: Bool
+    ) async throws -> Credential {
+        guard startGeneration == generation else { return try credentialOfNewerSession() }
+        switch outcome.result {
+        case .success(let renewed):
+            credential = renewed  // before any suspension: readers never see the old one again
+            endRefresh()
+            lastRefresh = (renewed.accessToken, now())
+            shortLivedToken = expiry.map { $0.timeIntervalSince(now()) <= refreshLeeway } == true ? renewed.accessToken : nil
+            proactivePausedUntil = nil
+            broadcaster.send(.refreshSucceeded)
+            await writeStoreReportingFailure()
+            return renewed
+        case .failure(let error) where isRejected(error, status: outcome.status):
+            // Another process sharing the store may have spent this refresh token first.
+            let adopted = await adoptStoredCredential(insteadOf: origin)
+            guard startGeneration == generation else { return try credentialOfNewerSession() }
+            if let adopted {
+                endRefresh()
+                return adopted
+            }
+            credential = nil
+            sessionDidExpire = true
+            endRefresh()
+            broadcaster.send(.sessionExpired)
+            await writeStoreReportingFailure()
+            throw NetworkError.sessionExpired
+        case .failure(let error):
+            endRefresh()
+            if proactive { proactivePausedUntil = now().addingTimeInterval(Self.proactiveRefreshPause) }
+            broadcaster.send(.refreshFailed(error))
+            throw NetworkError.refreshFailed(error)
+        }
+    }
+
+    /// The user signed in or out while a refresh ran: its result belongs to a session that is gone.
+    private func credentialOfNewerSession() throws -> Credential {
+        guard let credential else { throw noCredentialError }
+        return credential
+    }
+
+    private func endRefresh() {
+        refreshTask = nil
+        proactiveFallback = nil
+    }
+
+    private func isRejected(_ error: any Error, status: Int?) -> Bool {
+        if let isRejection { return isRejection(error) }
+        return Self.isRefreshTokenRejection(error) || status.map(Self.rejectionStatusCodes.contains) == true
+    }
+
+    // MARK: Store writes
+
+    /// Writes the state held in memory at the time the write runs (the credential, or none), after the
+    /// write before it: writes never overlap, and the last one always writes the latest state.
+    func writeStore() -> Task<Void, any Error> {
+        let previous = lastStoreWrite
+        let task = Task {
+            _ = await previous?.result
+            if let latest = credential {
+                try await store.save(latest)
+            } else {
+                try await store.delete()
+            }
+        }
+        lastStoreWrite = task
+        return task
+    }
+
+    private func writeStoreReportingFailure() async {
+        do { try await writeStore().value } catch { broadcaster.send(.storeFailed(error)) }
+    }
+}

@@ -1,0 +1,206 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+@testable import Networking
+import NetworkingTestSupport
+import Testing
+
+/// A store whose `save` waits until the test lets it finish, while `delete` is immediate: the timing
+/// that lets a late refresh undo a sign-out when writes are not ordered.
+actor GatedSaveStore: CredentialStore {
+    private var credential: Credential?
+    let saveArrived = Signal()
+    let releaseSave = Signal()
+
+    init(_ credential: Credential?) { self.credential = credential }
+
+    func load() -> Credential? { credential }
+    func save(_ credential: Credential) async {
+        saveArrived.fire()
+        await releaseSave.wait()
+        self.credential = credential
+    }
+    func delete() { credential = nil }
+}
+
+/// Lets a test's refresh closure reach a provider made after the interceptor (what the `network`
+/// argument makes unnecessary in apps).
+final class ProviderBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: NetworkProvider?
+    var provider: NetworkProvider? {
+        get { lock.lock(); defer { lock.unlock() }; return stored }
+        set { lock.lock(); defer { lock.unlock() }; stored = newValue }
+    }
+}
+
+@Suite("AuthInterceptor store, recognition and expiry", .timeLimit(.minutes(1)))
+struct AuthStoreAndExpiryTests {
+    @Test func aSignOutIsNeverUndoneByARefreshWhoseSaveIsSlow() async throws {
+        // GIVEN a refresh that succeeded and whose save to the store is still under way
+        let api = MockAuthServer()
+        let store = GatedSaveStore(MockAuthServer.initialCredential)
+        let (provider, auth) = api.makeAuthenticatedProvider(store: store)
+        let call = Task { try await provider.response(api.resource("/me")) }
+        await store.saveArrived.wait()
+        // WHEN the user signs out, and only then the save finishes
+        let signOut = Task { try await auth.signOut() }
+        store.releaseSave.fire()
+        try await signOut.value
+        _ = await call.result   // it fails as signed out, or succeeds if it was resent first: either is fine
+        // THEN the store ends signed out, as the interceptor is
+        #expect(await store.load() == nil)
+        #expect(try await auth.currentCredential() == nil)
+    }
+
+    @Test func theRefreshsOwnRequestIsRecognisedWhenSentThroughTheAuthenticatedProviderByAnyRoute() async throws {
+        // GIVEN a refresh closure that ignores `network` and sends through the authenticated provider
+        // itself, reached through a box (an endpoint that still says requiresAuthentication == true)
+        let api = MockAuthServer()
+        let box = ProviderBox()
+        let baseURL = api.baseURL
+        let auth = AuthInterceptor(baseURL: baseURL, store: InMemoryCredentialStore(MockAuthServer.initialCredential)) { credential, _ in
+            guard let provider = box.provider else { throw NetworkError.cancelled }
+            let tokens = try await provider.request(MockAuthServer.RefreshEndpoint(baseURL: baseURL, refreshToken: credential.refreshToken),
+                                                    as: MockAuthServer.Tokens.self)
+            return Credential(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken)
+        }
+        let provider = api.mock.makeProvider(interceptor: auth)
+        box.provider = provider
+        // WHEN a request needs a refresh, THEN it succeeds (no deadlock) and the refresh carried no token
+        #expect(try await provider.request(api.resource("/items/1"), as: MockAuthServer.Resource.self).token == "access-1")
+        let refresh = try #require(api.mock.requests(.post, "/v1/auth/refresh").first)
+        #expect(refresh.header("Authorization") == nil)
+    }
+
+    @Test func aTaskSpawnedDuringTheRefreshIsAuthenticatedNormallyAfterIt() async throws {
+        // GIVEN a refresh closure that spawns a task, which sends a request once the refresh is over
+        let api = MockAuthServer()
+        let box = ProviderBox()
+        let refreshDone = Signal()
+        let spawned = Recorder<Task<MockAuthServer.Resource, any Error>>()
+        let baseURL = api.baseURL
+        let auth = AuthInterceptor(baseURL: baseURL, store: InMemoryCredentialStore(MockAuthServer.initialCredential)) { credential, network in
+            spawned.append(Task {
+                await refreshDone.wait()
+                guard let provider = box.provider else { throw NetworkError.cancelled }
+                return try await provider.request(api.resource("/later"), as: MockAuthServer.Resource.self)
+            })
+            let tokens = try await network.request(MockAuthServer.RefreshEndpoint(baseURL: baseURL, refreshToken: credential.refreshToken),
+                                                   as: MockAuthServer.Tokens.self)
+            return Credential(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken)
+        }
+        let provider = api.mock.makeProvider(interceptor: auth)
+        box.provider = provider
+        _ = try await provider.response(api.resource("/now"))
+        // WHEN the spawned task sends after the refresh finished
+        refreshDone.fire()
+        let task = try #require(spawned.all.first)
+        // THEN its request carried the new token and succeeded
+        #expect(try await task.value.token == "access-1")
+        #expect(api.mock.requests(.get, "/v1/later").map { $0.header("Authorization") } == ["Bearer access-1"])
+    }
+
+    @Test func eventStreamsFinishWhenTheInterceptorIsReleased() async {
+        // GIVEN a subscriber to an interceptor's events
+        var auth: AuthInterceptor? = AuthInterceptor(baseURL: URL(string: "https://api.example.com")!) { credential, _ in credential }
+        let events = auth?.events()
+        // WHEN the interceptor is released
+        auth = nil
+        // THEN the loop ends
+        var count = 0
+        for await _ in events ?? AsyncStream(unfolding: { nil }) { count += 1 }
+        #expect(count == 0 && auth == nil)
+    }
+
+    @Test func aStormAfterAJWTExpiredByTheClockSendsNo401AndOneRefresh() async throws {
+        // GIVEN a credential with no expiry whose access token is a JWT that expired a minute ago
+        let api = MockAuthServer(issuesJWTs: true)
+        let expired = Credential(accessToken: MockAuthServer.jwt(subject: "access-0", expiresAt: Date() - 60), refreshToken: "refresh-0")
+        let (provider, _) = api.makeAuthenticatedProvider(credential: expired)
+        // WHEN 1,000 requests run at once
+        let tokens = try await withThrowingTaskGroup(of: String.self) { group in
+            for id in 0..<1_000 {
+                group.addTask { try await provider.request(api.resource("/items/\(id)"), as: MockAuthServer.Resource.self).token }
+            }
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        // THEN the token was refreshed once before sending: not one 401
+        #expect(api.expiredResponseCount == 0)
+        #expect(api.refreshCount == 1)
+        #expect(tokens == [api.currentAccessToken])
+    }
+
+    @Test func jwtExpiryIsReadTolerantlyAndOnlyAsATimingHint() throws {
+        let exp = Date(timeIntervalSince1970: 1_900_000_000)
+        // GIVEN tokens as servers issue them, and things that are not JWTs
+        let jwt = MockAuthServer.jwt(subject: "me", expiresAt: exp)
+        let parts = jwt.split(separator: ".").map(String.init)
+        let padded = parts[0] + "." + parts[1] + String(repeating: "=", count: (4 - parts[1].count % 4) % 4) + "." + parts[2]
+        // THEN the claim is read with or without padding, and anything else is "unknown"
+        #expect(JWTExpiry.date(in: jwt) == exp)
+        #expect(JWTExpiry.date(in: padded) == exp)
+        for notJWT in ["", "opaque-token", "a.b", "a.b.c.d.e", "x.!!!.y", parts[0] + "." + parts[0] + ".s",
+                       "h." + Data(#"{"exp":"soon"}"#.utf8).base64EncodedString() + ".s",
+                       "h." + Data(#"{"exp":1e400}"#.utf8).base64EncodedString() + ".s",
+                       "h." + String(repeating: "A", count: 20_000) + ".s"] {
+            #expect(JWTExpiry.date(in: notJWT) == nil)
+        }
+    }
+
+    @Test func jwtExpiryCanBeTurnedOff() async throws {
+        // GIVEN an expired JWT credential and an interceptor told not to read it
+        let api = MockAuthServer(issuesJWTs: true)
+        let expired = Credential(accessToken: MockAuthServer.jwt(subject: "access-0", expiresAt: Date() - 60), refreshToken: "refresh-0")
+        let auth = AuthInterceptor(baseURL: api.baseURL, store: InMemoryCredentialStore(expired), readsTokenExpiry: false) { credential, _ in credential }
+        // WHEN a request is adapted, THEN the token is sent as it is, without a proactive refresh
+        let request = try await auth.adapt(URLRequest(url: api.baseURL.appendingPathComponent("me")), for: RequestContext(endpoint: api.resource("/me")))
+        #expect(request.value(forHTTPHeaderField: "Authorization") == "Bearer " + expired.accessToken)
+    }
+
+    @Test func aRejectedRefreshAdoptsTheCredentialAnotherProcessSaved() async throws {
+        // GIVEN an app and its extension sharing one store, both holding the same expired credential,
+        // against a server with strict refresh-token rotation
+        let api = MockAuthServer()
+        let store = InMemoryCredentialStore(MockAuthServer.initialCredential)
+        let app = api.makeInterceptor(store: store), appExtension = api.makeInterceptor(store: store)
+        let appProvider = api.mock.makeProvider(interceptor: app), extensionProvider = api.mock.makeProvider(interceptor: appExtension)
+        #expect(try await appExtension.currentCredential() == MockAuthServer.initialCredential)
+        // WHEN the app refreshes first, then the extension's refresh with the same refresh token is rejected
+        #expect(try await appProvider.request(api.resource("/a"), as: MockAuthServer.Resource.self).token == "access-1")
+        let resource = try await extensionProvider.request(api.resource("/b"), as: MockAuthServer.Resource.self)
+        // THEN the extension adopted the app's credential and resent, instead of signing the user out
+        #expect(resource.token == "access-1")
+        #expect(api.refreshCount == 2)
+        #expect(try await appExtension.currentCredential() == Credential(accessToken: "access-1", refreshToken: "refresh-1"))
+        #expect(await store.load() == Credential(accessToken: "access-1", refreshToken: "refresh-1"))
+    }
+
+    @Test func aRecentlyRefreshedTokenThatFailsAdoptsANewerStoredOne() async throws {
+        // GIVEN an app that refreshed moments ago, and its extension, which refreshed after it
+        let api = MockAuthServer()
+        let clock = TestClock()
+        let store = InMemoryCredentialStore(MockAuthServer.initialCredential)
+        let app = api.makeInterceptor(store: store, now: { clock.now })
+        let appExtension = api.makeInterceptor(store: store, now: { clock.now })
+        let appProvider = api.mock.makeProvider(interceptor: app), extensionProvider = api.mock.makeProvider(interceptor: appExtension)
+        _ = try await appProvider.response(api.resource("/a"))
+        api.expireAccessTokens()
+        _ = try await extensionProvider.response(api.resource("/b"))
+        // WHEN the app's just-refreshed token gets 401
+        let resource = try await appProvider.request(api.resource("/c"), as: MockAuthServer.Resource.self)
+        // THEN it took the extension's credential from the store instead of failing or refreshing
+        #expect(resource.token == "access-2")
+        #expect(api.refreshCount == 2)
+    }
+
+    @Test func dumpingTheInterceptorShowsNoCredential() async throws {
+        let auth = AuthInterceptor(baseURL: URL(string: "https://api.example.com")!,
+                                   store: InMemoryCredentialStore(Credential(accessToken: "secret-a", refreshToken: "secret-r"))) { credential, _ in credential }
+        _ = try await auth.currentCredential()
+        var text = ""
+        dump(auth, to: &text)
+        #expect(!text.contains("secret") && text.contains("api.example.com"))
+    }
+}
