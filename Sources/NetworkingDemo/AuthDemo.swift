@@ -6,7 +6,8 @@ import Networking
 import NetworkingTestSupport
 
 /// The token story: sign in, call an API, the token expires under a storm of 50 requests (one
-/// refresh), then the refresh token is revoked and the app is told once to sign in again.
+/// refresh), then the refresh token is revoked and the app is told once to sign in again; last, a
+/// JWT whose `exp` has passed is refreshed before 1,000 requests are sent (no 401 at all).
 /// Tokens are never printed.
 enum AuthDemo {
     typealias Resource = MockAuthServer.Resource
@@ -48,6 +49,21 @@ enum AuthDemo {
         let told = await sessionEvents.sessionExpiredCount(untilRefreshSucceeded: 2)
         print("app told      \(told == 1 ? "once" : "\(told) times"): \"your session has expired, please sign in again\"")
         print("signed in     again; the next expiry refreshed as usual")
+        print()
+
+        try await jwtStorm()
+    }
+
+    /// A credential that says nothing of its expiry, but whose access token is a JWT with an `exp`
+    /// claim that has passed: the interceptor refreshes before sending, so not one request gets a 401.
+    private static func jwtStorm() async throws {
+        print("== A JWT access token expired by the clock; 1,000 requests fire at once")
+        let api = MockAuthServer(issuesJWTs: true)
+        let expired = Credential(accessToken: MockAuthServer.jwt(subject: "access-0", expiresAt: Date() - 60), refreshToken: "refresh-0")
+        let (provider, _) = api.makeAuthenticatedProvider(credential: expired)
+        let results = await storm(1_000, provider: provider, api: api)
+        let succeeded = results.filter { $0 }.count
+        print("jwt-storm: requests=\(results.count) succeeded=\(succeeded) 401s=\(api.expiredResponseCount) refreshes=\(api.refreshCount)")
     }
 
     /// Fires `count` requests at once; each result says whether it ended as expected.

@@ -178,8 +178,9 @@ struct AuthStoreAndExpiryTests {
     }
 
     @Test func aRecentlyRefreshedTokenThatFailsAdoptsANewerStoredOne() async throws {
-        // GIVEN an app that refreshed moments ago, and its extension, which refreshed after it
-        let api = MockAuthServer()
+        // GIVEN an API whose expired status is 403, an app that refreshed moments ago, and its extension,
+        // which refreshed after it
+        let api = MockAuthServer(expiredStatusCode: 403)
         let clock = TestClock()
         let store = InMemoryCredentialStore(MockAuthServer.initialCredential)
         let app = api.makeInterceptor(store: store, now: { clock.now })
@@ -188,7 +189,7 @@ struct AuthStoreAndExpiryTests {
         _ = try await appProvider.response(api.resource("/a"))
         api.expireAccessTokens()
         _ = try await extensionProvider.response(api.resource("/b"))
-        // WHEN the app's just-refreshed token gets 401
+        // WHEN the app's just-refreshed token gets 403
         let resource = try await appProvider.request(api.resource("/c"), as: MockAuthServer.Resource.self)
         // THEN it took the extension's credential from the store instead of failing or refreshing
         #expect(resource.token == "access-2")

@@ -20,6 +20,8 @@ let isSmoke = ProcessInfo.processInfo.environment["BENCHMARK_SMOKE"].map { !$0.i
 let requestsMetric = BenchmarkMetric.custom("requests per iteration", polarity: .prefersLarger, useScalingFactor: false)
 /// Token refreshes the refresh server saw during one storm iteration (must be 1 with an expired token).
 let refreshesMetric = BenchmarkMetric.custom("refreshes", polarity: .prefersSmaller, useScalingFactor: false)
+/// Requests the mock API answered 401 during one storm iteration (0 when the expiry is known).
+let unauthorizedMetric = BenchmarkMetric.custom("unauthorized", polarity: .prefersSmaller, useScalingFactor: false)
 
 /// Requests per iteration in the sequential benchmarks.
 let sequentialCount = 100
@@ -127,40 +129,44 @@ func registerBuildBenchmark() {
 
 // MARK: - The refresh storm
 
-/// N concurrent requests with an expired access token (each gets 401, one refresh is shared by all, each
-/// is resent) against the same N with a valid token. Every iteration gets a fresh MockAuthServer and
-/// provider, made before `startMeasurement()`; only the N requests are timed. The refresh count is
-/// checked after every iteration and reported as the `refreshes` metric.
+/// N concurrent requests with an expired access token against the same N with a valid token. In
+/// `expired`, the expiry is unknown to the app: each request gets 401, one refresh is shared by all, each
+/// is resent. In `jwt`, the access token is a JWT whose `exp` claim has passed: the interceptor refreshes
+/// once before sending, and no request gets a 401. Every iteration gets a fresh MockAuthServer and
+/// provider, made before `startMeasurement()`; only the N requests are timed. The refresh and 401 counts
+/// are checked after every iteration and reported as the `refreshes` and `unauthorized` metrics.
 func registerStormBenchmarks() {
     for count in [100, 1_000] {
-        for expired in [false, true] {
-            let name = "storm-\(count)-\(expired ? "expired" : "valid")"
-            Benchmark(name, configuration: configuration(seconds: 10, extraMetrics: [refreshesMetric])) { benchmark in
-                let api = MockAuthServer(accessTokenIsValid: !expired)
-                let (provider, _) = api.makeAuthenticatedProvider()
+        for variant in ["valid", "expired", "jwt"] {
+            let name = "storm-\(count)-\(variant)"
+            Benchmark(name, configuration: configuration(seconds: 10, extraMetrics: [refreshesMetric, unauthorizedMetric])) { benchmark in
+                let api = MockAuthServer(accessTokenIsValid: variant == "valid", issuesJWTs: variant == "jwt")
+                let credential = variant == "jwt"
+                    ? Credential(accessToken: MockAuthServer.jwt(subject: "access-0", expiresAt: Date() - 60), refreshToken: "refresh-0")
+                    : MockAuthServer.initialCredential
+                let (provider, _) = api.makeAuthenticatedProvider(credential: credential)
                 let endpoints = (0..<count).map { api.resource("/items/\($0)") }
-                let expectedToken = expired ? "access-1" : "access-0"
 
                 benchmark.startMeasurement()
-                let wrongTokens = try await withThrowingTaskGroup(of: Bool.self) { group in
+                let tokens = try await withThrowingTaskGroup(of: String.self) { group in
                     for endpoint in endpoints {
-                        group.addTask {
-                            try await provider.request(endpoint, as: MockAuthServer.Resource.self).token == expectedToken
-                        }
+                        group.addTask { try await provider.request(endpoint, as: MockAuthServer.Resource.self).token }
                     }
-                    var wrong = 0
-                    for try await ok in group where !ok { wrong += 1 }
-                    return wrong
+                    return try await group.reduce(into: Set<String>()) { $0.insert($1) }
                 }
                 benchmark.stopMeasurement()
 
-                let refreshes = api.refreshCount
+                let (refreshes, unauthorized) = (api.refreshCount, api.expiredResponseCount)
+                // With an unknown expiry, up to every request gets a 401 (those adapted after the refresh do not).
+                let expectedRefreshes = variant == "valid" ? 0 : 1
+                let unauthorizedAllowed = variant == "expired" ? 1...count : 0...0
                 benchmark.measurement(requestsMetric, count)
                 benchmark.measurement(refreshesMetric, refreshes)
-                if refreshes != (expired ? 1 : 0) {
-                    benchmark.error("\(name): \(refreshes) refreshes for \(count) concurrent requests, expected \(expired ? 1 : 0)")
-                } else if wrongTokens > 0 {
-                    benchmark.error("\(name): \(wrongTokens) of \(count) requests were answered for a token other than \(expectedToken)")
+                benchmark.measurement(unauthorizedMetric, unauthorized)
+                if refreshes != expectedRefreshes || !unauthorizedAllowed.contains(unauthorized) {
+                    benchmark.error("\(name): \(refreshes) refreshes and \(unauthorized) 401s for \(count) concurrent requests, expected \(expectedRefreshes) and \(unauthorizedAllowed)")
+                } else if tokens != [api.currentAccessToken ?? ""] {
+                    benchmark.error("\(name): requests were answered for \(tokens.count) different tokens, expected only the current one")
                 }
             }
         }

@@ -64,15 +64,16 @@ extension AuthInterceptor {
         }
     }
 
-    /// The credential to use instead of one whose access token is `failedToken`: the current one when
-    /// it is newer, else the result of the one shared refresh; `nil` when the request should not be
-    /// retried (its token came from a refresh moments ago, and the store holds nothing newer).
-    func credential(replacing failedToken: String?, for context: RequestContext) async throws -> Credential? {
+    /// The credential to use instead of one whose access token is `failedToken`, which failed with
+    /// `status`: the current one when it is newer, else the result of the one shared refresh; `nil`
+    /// when the request should not be retried (a status other than 401 for a token that came from a
+    /// refresh moments ago, and the store holds nothing newer).
+    func credential(replacing failedToken: String?, status: Int, for context: RequestContext) async throws -> Credential? {
         if let refreshTask { return try await refreshTask.valueUnlessCancelled() }
         guard let current = try await loadedCredential() else { throw noCredentialError }
         if let refreshTask { return try await refreshTask.valueUnlessCancelled() }
         if failedToken != current.accessToken { return current }
-        if let lastRefresh, lastRefresh.accessToken == current.accessToken,
+        if status != 401, let lastRefresh, lastRefresh.accessToken == current.accessToken,
            now().timeIntervalSince(lastRefresh.date) < Self.recentRefreshInterval {
             return await adoptStoredCredential(insteadOf: current)
         }

@@ -15,10 +15,11 @@ import FoundationNetworking
 /// - **Retry**: on an expired-token status (401 by default) for such a request: if the request carried
 ///   an older token than the current one, resends at once; otherwise starts **one** refresh that every
 ///   request failing with that token waits for, then resends them all. A call is retried for
-///   authentication at most once, and a token that a refresh returned less than
-///   ``recentRefreshInterval`` seconds ago is not refreshed again (so a 403 that means "forbidden"
-///   cannot burn the refresh budget): the call fails with its own error, unless the store holds a
-///   newer credential (another process refreshed), which is adopted and the call resent.
+///   authentication at most once. A 401 always means the token was not accepted. Other expired
+///   statuses you configure (403, 419) may also mean something else ("forbidden"), so for them a token
+///   that a refresh returned less than ``recentRefreshInterval`` seconds ago is not refreshed again and
+///   cannot burn the refresh budget: the call fails with its own error, unless the store holds a newer
+///   credential (another process refreshed), which is adopted and the call resent.
 /// - **Refresh rejected** (the refresh call's last unacceptable HTTP status is 400, 401 or 403,
 ///   whatever the app's error mapper made of it, or it throws ``NetworkError/sessionExpired``): first
 ///   re-reads the store, since another process sharing it may have refreshed with the same refresh
@@ -51,7 +52,8 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
     public typealias Refresh = @Sendable (_ credential: Credential, _ network: any NetworkProviding) async throws -> Credential
 
     /// A token that a refresh returned less than this many seconds ago is not refreshed again when a
-    /// request fails with it: the failure is not about expiry (10 s).
+    /// request fails with it with an expired status other than 401 (a 403 may mean "forbidden"): the
+    /// failure is not about expiry (10 s).
     public static let recentRefreshInterval: TimeInterval = 10
     /// After a proactive refresh fails for a transient reason, no other proactive refresh starts for
     /// this many seconds while the current token is still valid (10 s).
@@ -239,7 +241,8 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
         else { return .doNotRetry }
         context[noteKey] = true
         do {
-            return try await credential(replacing: header.token(in: request), for: context) == nil ? .doNotRetry : .retry
+            let replacement = try await credential(replacing: header.token(in: request), status: response.statusCode, for: context)
+            return replacement == nil ? .doNotRetry : .retry
         } catch is CancellationError {
             return .doNotRetryWithError(NetworkError.cancelled)
         } catch {
