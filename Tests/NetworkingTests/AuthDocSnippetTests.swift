@@ -55,7 +55,21 @@ func authenticationWiring() -> (NetworkProvider, AuthInterceptor, AuthIntercepto
     ) { credential, network in
         try await network.request(AuthAPI.refresh(refreshToken: credential.refreshToken), as: TokenResponse.self).credential
     }
+    _ = strictInterceptor()
     return (provider, auth, custom)
+}
+
+/// Section 4 of the page.
+func strictInterceptor() -> AuthInterceptor {
+    let strict = AuthInterceptor(
+        baseURL: URL(string: "https://api.example.com/v1")!,
+        refreshWindow: RefreshWindow(interval: .infinity, maximumCount: 1),   // one refresh per launch
+        readsTokenExpiry: false,                                              // ignore a JWT's exp claim
+        isRejection: { error in (error as? ServerError)?.divisionCode == "E401" }
+    ) { credential, network in
+        try await network.request(AuthAPI.refresh(refreshToken: credential.refreshToken), as: TokenResponse.self).credential
+    }
+    return strict
 }
 
 @MainActor
@@ -182,5 +196,7 @@ struct AuthDocSnippetTests {
         #expect(provider.interceptor is AuthInterceptor)
         #expect(auth.scope == [Origin(URL(string: "https://api.example.com")!)])
         #expect(custom.scope.count == 2 && custom.header.name == "accessToken" && custom.expiredStatusCodes == [419])
+        let strict = strictInterceptor()
+        #expect(strict.refreshWindow.interval == .infinity && !strict.readsTokenExpiry)
     }
 }

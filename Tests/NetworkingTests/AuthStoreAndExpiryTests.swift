@@ -44,8 +44,11 @@ struct AuthStoreAndExpiryTests {
         let (provider, auth) = api.makeAuthenticatedProvider(store: store)
         let call = Task { try await provider.response(api.resource("/me")) }
         await store.saveArrived.wait()
-        // WHEN the user signs out, and only then the save finishes
+        // WHEN the user signs out, and only then the save finishes (the yields give an unordered delete
+        // the time to overtake the save; the outcome must not depend on them)
         let signOut = Task { try await auth.signOut() }
+        while try await auth.currentCredential() != nil { await Task.yield() }
+        for _ in 0..<100 { await Task.yield() }
         store.releaseSave.fire()
         try await signOut.value
         _ = await call.result   // it fails as signed out, or succeeds if it was resent first: either is fine

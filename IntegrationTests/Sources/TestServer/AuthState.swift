@@ -34,7 +34,15 @@ public actor AuthState {
         return issue()
     }
 
-    public func isValid(accessToken: String) -> Bool { validAccessTokens.contains(accessToken) }
+    /// How many access tokens were refused by ``isValid(accessToken:)`` (each is a 401 of `/items`).
+    private(set) public var refusedAccessTokenCount = 0
+
+    /// Whether `accessToken` works now; a refused one is counted.
+    public func isValid(accessToken: String) -> Bool {
+        let valid = validAccessTokens.contains(accessToken)
+        if !valid { refusedAccessTokenCount += 1 }
+        return valid
+    }
 
     /// Expires every access token (as if their lifetime ran out).
     public func expireAccessTokens() { validAccessTokens = [] }

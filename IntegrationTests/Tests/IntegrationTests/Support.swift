@@ -48,6 +48,7 @@ struct LiveClient {
         _ server: TestServer,
         header: AuthorizationHeader = .bearer,
         configuration: URLSessionConfiguration = .ephemeral,
+        store: any CredentialStore = InMemoryCredentialStore(),
         retriers: [any RequestRetrier] = [],
         refreshWindow: RefreshWindow = RefreshWindow(),
         sleep: @escaping @Sendable (TimeInterval) async throws -> Void = NetworkProvider.taskSleep
@@ -55,7 +56,7 @@ struct LiveClient {
         self.server = server
         let plain = NetworkProvider(configuration: configuration)
         let base = server.baseURL
-        let auth = AuthInterceptor(baseURL: base, header: header, refreshWindow: refreshWindow) { credential, _ in
+        let auth = AuthInterceptor(baseURL: base, store: store, header: header, refreshWindow: refreshWindow) { credential, _ in
             try await plain.request(Call(baseURL: base, path: "/auth/refresh", method: .post,
                                          body: .json(["refreshToken": credential.refreshToken]), requiresAuthentication: false),
                                     as: Tokens.self).credential
