@@ -44,7 +44,7 @@ struct RetryPolicyTests {
         #expect(Set(samples).count > 100)   // really random, so clients do not retry in lockstep
     }
 
-    @Test func retryAfterSecondsAndDatesAreHonouredAndCapped() {
+    @Test func retryAfterSecondsAndDatesAreRead() {
         let now = Date(timeIntervalSince1970: 1_445_412_480)   // Wed, 21 Oct 2015 07:28:00 GMT
         let policy = RetryPolicy(maximumDelay: 300, now: { now })
         #expect(policy.retryAfterDelay("120") == 120)
@@ -53,12 +53,41 @@ struct RetryPolicyTests {
         #expect(policy.retryAfterDelay("Wednesday, 21-Oct-15 07:29:30 GMT") == 90)
         #expect(policy.retryAfterDelay("Wed Oct 21 07:29:30 2015") == 90)
         #expect(policy.retryAfterDelay("Wed, 21 Oct 2015 07:00:00 GMT") == 0)   // in the past
-        #expect(policy.retryAfterDelay("3600") == 300)                            // capped
-        #expect(policy.retryAfterDelay("99999999999999999999999999") == 300)      // huge
-        #expect(policy.retryAfterDelay("Fri, 31 Dec 9999 23:59:59 GMT") == 300)
-        for malformed in ["soon", "-5", "1.5", "", "12abc", "Wed, 99 Foo 2015"] {
+        #expect(policy.retryAfterDelay("3600") == 3600)                           // longer than the policy waits
+        #expect(policy.retryAfterDelay("99999999999999999999999999") == 1e9)      // huge
+        #expect(policy.retryAfterDelay("\t120\t") == 120)
+        #expect(policy.retryAfterDelay("Sun, 29 Feb 2032 00:00:00 GMT") != nil)   // a leap day
+        #expect(policy.retryAfterDelay("Sunday, 06-Nov-94 08:49:37 GMT") == 0)
+        #expect(policy.retryAfterDelay("Sun Nov  6 08:49:37 1994") == 0)
+        for malformed in ["soon", "-5", "1.5", "", "12abc", "Wed, 99 Foo 2015", "Mon, 30 Feb 2015 07:29:30 GMT",
+                          "Wed, 21 Oct 2015 24:00:00 GMT", "Wed, 21 Oct 2015 07:29:30 UTC", "Wed, 21 Oct 15 07:29:30 GMT",
+                          "Wed,  21 Oct 2015 07:29:30 GMT x", "１２０", "12\u{301}", String(repeating: "9 ", count: 10_000)] {
             #expect(policy.retryAfterDelay(malformed) == nil, "\(malformed)")
         }
+    }
+
+    @Test func hostileRetryAfterValuesNeitherTrapNorParse() {
+        // GIVEN a valid HTTP date followed by bytes that crash or leak in Foundation's DateFormatter on Linux
+        let policy = RetryPolicy()
+        let date = "Wed, 21 Oct 2015 07:29:30 GMT"
+        // WHEN each is parsed, THEN nothing traps and each is malformed
+        for suffix in ["\u{301}", "\u{1F600}", "\u{0}", "\r\n", " \u{FFFF}", "\u{10FFFF}"] {
+            #expect(policy.retryAfterDelay(date + suffix) == nil)
+            #expect(policy.retryAfterDelay(suffix + date) == nil)
+        }
+    }
+
+    @Test func aRetryAfterLongerThanTheMaximumEndsTheCallWithTheServersDelay() async {
+        // GIVEN a policy that waits at most 30 s, and a server asking for an hour
+        let policy = RetryPolicy(maximumDelay: 30)
+        // WHEN it decides
+        let result = await decide(policy, status: 503, headers: ["Retry-After": "3600"])
+        // THEN it does not retry earlier than asked: the call ends with the server's delay
+        guard case .doNotRetryWithError(NetworkError.retryAfter(seconds: 3600, statusCode: 503)) = result else {
+            Issue.record("got \(result)")
+            return
+        }
+        #expect(delay(of: await decide(policy, status: 503, headers: ["Retry-After": "30"])) == 30)
     }
 
     @Test func retryAfterReplacesBackoffAndMalformedFallsBack() async {

@@ -103,6 +103,14 @@ struct FaultTests {
             let response = try await real.response(Call(baseURL: server.baseURL, path: "/ratelimited/b", queryItems: [URLQueryItem(name: "after", value: "1")]))
             #expect(response.statusCode == 200)
             #expect(Date().timeIntervalSince(start) >= 1)
+            // longer than the policy's maximum delay: not retried earlier than asked, and the delay is given
+            await #expect {
+                try await recorded.response(Call(baseURL: server.baseURL, path: "/ratelimited/c", queryItems: [URLQueryItem(name: "after", value: "3600")]))
+            } throws: { error in
+                guard case NetworkError.retryAfter(seconds: 3600, statusCode: 429) = error else { return false }
+                return true
+            }
+            #expect(delays.all == [7])
         }
     }
 

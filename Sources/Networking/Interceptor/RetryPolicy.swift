@@ -11,8 +11,10 @@ import FoundationNetworking
 ///
 /// The delay before retry *n* (0-based) is `scale × base^n`, capped at `maximumDelay`, then jittered
 /// down by up to `jitter` of itself so that a fleet of clients does not retry in lockstep. A
-/// `Retry-After` header (seconds or an HTTP date) replaces the backoff, capped at `maximumDelay`; a
-/// malformed one is ignored.
+/// `Retry-After` header (seconds or an HTTP date) replaces the backoff; when it asks for longer than
+/// `maximumDelay`, the call is not retried earlier than the server asked but ends with
+/// ``NetworkError/retryAfter(seconds:statusCode:)``, so the app can schedule its own retry. A malformed
+/// one is ignored.
 ///
 /// ```swift
 /// let provider = NetworkProvider(interceptor: Interceptor(adapters: [auth], retriers: [auth, RetryPolicy()]))
@@ -36,7 +38,7 @@ public struct RetryPolicy: RequestInterceptor {
     public var exponentialBackoffBase: Double
     /// The backoff's scale: the delay before the first retry, in seconds.
     public var exponentialBackoffScale: TimeInterval
-    /// The longest delay, for backoff and `Retry-After` alike.
+    /// The longest delay: backoff is capped at it, and a longer `Retry-After` ends the call instead.
     public var maximumDelay: TimeInterval
     /// How much of each backoff delay may be taken off at random, from 0 (none) to 1 (full jitter).
     public var jitter: Double
@@ -96,7 +98,11 @@ public struct RetryPolicy: RequestInterceptor {
               shouldRetry(error, response: response)
         else { return .doNotRetry }
         context[Self.noteKey] = retries + 1
-        if let retryAfter = response.flatMap({ $0.value(forHTTPHeaderField: "Retry-After") }).flatMap(retryAfterDelay) {
+        if let response, let value = response.value(forHTTPHeaderField: "Retry-After"), let retryAfter = retryAfterDelay(value) {
+            // Retrying earlier than the server asked would only be refused again: give up for now.
+            guard retryAfter <= maximumDelay else {
+                return .doNotRetryWithError(NetworkError.retryAfter(seconds: retryAfter, statusCode: response.statusCode))
+            }
             return .retryWithDelay(retryAfter)
         }
         return .retryWithDelay(backoffDelay(forRetry: retries))
@@ -119,44 +125,26 @@ public struct RetryPolicy: RequestInterceptor {
         return capped * (1 - jitter * min(max(random(), 0), 1))
     }
 
-    /// The delay a `Retry-After` value asks for, capped at ``maximumDelay``; nil when it is malformed.
+    /// The delay a `Retry-After` value asks for, in seconds, or `nil` when it is malformed. It may be
+    /// longer than ``maximumDelay``: ``retry(_:dueTo:response:context:)`` then does not retry and throws
+    /// ``NetworkError/retryAfter(seconds:statusCode:)``.
     ///
-    /// Accepts delay-seconds (`"120"`) and an HTTP date (`"Wed, 21 Oct 2015 07:28:00 GMT"`, plus the
-    /// obsolete RFC 850 and asctime forms); a date in the past means no delay.
+    /// Accepts only what RFC 9110 allows: delay-seconds (`"120"`, at most 10⁹) and an HTTP date
+    /// (`"Wed, 21 Oct 2015 07:28:00 GMT"`, plus the obsolete RFC 850 and asctime forms), with optional
+    /// spaces or tabs around it; a date in the past means no delay. Any other byte makes it malformed.
     public func retryAfterDelay(_ value: String) -> TimeInterval? {
-        let value = value.trimmingCharacters(in: .whitespaces)
-        if !value.isEmpty, value.allSatisfy(\.isASCIIDigit) {
-            guard let seconds = Double(value) else { return nil }
-            return min(seconds, maximumDelay)
+        var bytes = Substring(value).utf8[...]
+        while let first = bytes.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { bytes = bytes.dropFirst() }
+        while let last = bytes.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { bytes = bytes.dropLast() }
+        guard !bytes.isEmpty else { return nil }
+        if bytes.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
+            var seconds: Double = 0
+            for digit in bytes.prefix(11) { seconds = seconds * 10 + Double(digit - UInt8(ascii: "0")) }
+            return min(seconds, 1e9)
         }
-        guard let date = HTTPDate.parse(value) else { return nil }
-        return min(max(date.timeIntervalSince(now()), 0), maximumDelay)
+        guard let date = HTTPDate.parse(Substring(bytes)) else { return nil }
+        return min(max(date.timeIntervalSince(now()), 0), 1e9)
     }
 
     private static let noteKey = "RetryPolicy.retries"
-}
-
-extension Character {
-    fileprivate var isASCIIDigit: Bool { ("0"..."9").contains(self) }
-}
-
-/// HTTP dates (RFC 9110 §5.6.7): IMF-fixdate and the two obsolete forms.
-enum HTTPDate {
-    private static let formats = [
-        "EEE, dd MMM yyyy HH:mm:ss zzz",   // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT
-        "EEEE, dd-MMM-yy HH:mm:ss zzz",    // RFC 850: Sunday, 06-Nov-94 08:49:37 GMT
-        "EEE MMM d HH:mm:ss yyyy",         // asctime: Sun Nov  6 08:49:37 1994
-    ]
-
-    static func parse(_ string: String) -> Date? {
-        let collapsed = string.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
-        for format in formats {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(secondsFromGMT: 0)
-            formatter.dateFormat = format
-            if let date = formatter.date(from: collapsed) { return date }
-        }
-        return nil
-    }
 }
