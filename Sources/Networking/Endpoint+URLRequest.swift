@@ -7,29 +7,48 @@ extension Endpoint {
     /// Builds the `URLRequest` this endpoint describes. A pure function of the endpoint.
     ///
     /// - Parameter encoder: the JSON encoder for a ``RequestBody/json(_:encoder:)`` body that names none.
-    /// - Throws: ``NetworkError/invalidURL(_:)`` naming what was wrong, or
-    ///   ``NetworkError/encodingFailed(_:)`` carrying the encoder's error.
+    /// - Throws: ``NetworkError/invalidURL(_:)`` naming what was wrong,
+    ///   ``NetworkError/encodingFailed(_:)`` carrying the encoder's error, or
+    ///   ``NetworkError/invalidRequest(field:reason:)`` for a method or header that would corrupt the
+    ///   HTTP message (CR, LF, NUL, a method that is not a token) or a timeout that is not positive.
     public func urlRequest(encoder: JSONEncoder = JSONEncoder()) throws -> URLRequest {
         var request = URLRequest(url: try url())
-        request.httpMethod = method.rawValue
-        if let timeout { request.timeoutInterval = Self.effectiveTimeout(timeout) }
+        let method = self.method
+        if method != .get {   // GET is URLRequest's own default
+            try WireValidation.check(method: method.rawValue)
+            request.httpMethod = method.rawValue
+        }
+        if let timeout { request.timeoutInterval = try Self.effectiveTimeout(timeout) }
         if let (data, contentType) = try body.encoded(defaultEncoder: encoder) {
             request.httpBody = data
             request.setValue(contentType, forHTTPHeaderField: "Content-Type")
         }
-        for (name, value) in headers {
-            request.setValue(value, forHTTPHeaderField: name)
+        let headers = self.headers
+        if !headers.isEmpty {
+            try WireValidation.check(headers: headers)   // before URLRequest, which drops some silently on Linux
+            for (name, value) in headers {
+                request.setValue(value, forHTTPHeaderField: name)
+            }
         }
         return request
     }
 
-    /// Linux's URLSession truncates a timeout to whole seconds, so 0.5 s would time out at once
-    /// (measured: after 8 ms); there the timeout is rounded up to the next whole second.
-    static func effectiveTimeout(_ timeout: TimeInterval) -> TimeInterval {
+    /// The longest per-request timeout set on a `URLRequest`: a day. A longer or infinite ``timeout``
+    /// is clamped to it (Linux's URLSession traps on infinite or huge values).
+    static var maximumTimeout: TimeInterval { 86_400 }
+
+    /// `timeout` as set on the `URLRequest`: clamped to ``maximumTimeout``, and on Linux rounded up to
+    /// a whole second, since URLSession there truncates it (0.5 s would time out at once; measured:
+    /// after 8 ms). Throws ``NetworkError/invalidRequest(field:reason:)`` for zero, a negative value or NaN.
+    static func effectiveTimeout(_ timeout: TimeInterval) throws -> TimeInterval {
+        guard timeout > 0 else {   // also NaN
+            throw NetworkError.invalidRequest(field: "timeout", reason: "must be a positive number of seconds")
+        }
+        let clamped = min(timeout, maximumTimeout)
         #if canImport(FoundationNetworking)
-        return timeout.rounded(.up)
+        return clamped.rounded(.up)
         #else
-        return timeout
+        return clamped
         #endif
     }
 

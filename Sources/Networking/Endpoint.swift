@@ -43,6 +43,8 @@ public protocol Endpoint: Sendable {
     /// The request timeout in seconds, or `nil` for the session configuration's. Default: `nil`.
     /// On Linux it is rounded up to whole seconds, since URLSession there truncates it (0.5 s would
     /// time out at once); set `timeoutIntervalForRequest` on a Linux session in whole seconds too.
+    /// A timeout longer than a day (`.infinity` included) is clamped to a day; zero, a negative value
+    /// or NaN makes the call fail with ``NetworkError/invalidRequest(field:reason:)`` before sending.
     var timeout: TimeInterval? { get }
     /// The status codes that count as success; any other throws ``NetworkError/invalidStatusCode(_:)``.
     /// Default: `200..<300`.

@@ -20,6 +20,10 @@ import FoundationNetworking
 public enum NetworkError: Error, Sendable {
     /// The endpoint's URL could not be built; the text names what was wrong.
     case invalidURL(String)
+    /// The request was not sent because a part the app controls cannot go on the wire as it is: a
+    /// method or header name that is not an HTTP token, a header value with CR, LF or NUL, a timeout
+    /// that is not a positive number. Names the field, never its value.
+    case invalidRequest(field: String, reason: String)
     /// The request body could not be encoded; carries the encoder's error.
     case encodingFailed(any Error)
     /// The request never got an HTTP response: offline, timed out, connection lost, TLS failure, ...
@@ -51,6 +55,10 @@ public enum NetworkError: Error, Sendable {
     /// needed the refresh fails with this, carrying the refresh's own error, instead of looking as if
     /// it had failed itself. The credential is kept, and a later call tries again.
     case refreshFailed(any Error)
+    /// The server answered `statusCode` (usually 429 or 503) with a `Retry-After` longer than the
+    /// ``RetryPolicy``'s maximum delay: the call was not retried earlier than the server asked. Carries
+    /// the seconds the server asked for, so the app can retry later itself.
+    case retryAfter(seconds: TimeInterval, statusCode: Int)
 }
 
 extension NetworkError: CustomStringConvertible, LocalizedError {
@@ -58,6 +66,8 @@ extension NetworkError: CustomStringConvertible, LocalizedError {
         switch self {
         case let .invalidURL(reason):
             return "Invalid URL: \(reason)."
+        case let .invalidRequest(field, reason):
+            return "The request was not sent: its \(field) \(reason)."
         case let .encodingFailed(error):
             return "The request body could not be encoded (\(type(of: error)))."
         case let .transportFailed(error):
@@ -80,6 +90,8 @@ extension NetworkError: CustomStringConvertible, LocalizedError {
             return "The access token was refreshed \(count) time\(count == 1 ? "" : "s") \(Self.span(window)); refreshing stopped."
         case let .refreshFailed(error):
             return "The access token could not be refreshed: \(Self.describe(error))"
+        case let .retryAfter(seconds, statusCode):
+            return "The server answered \(statusCode) and asked to wait \(Int(min(seconds, 1e9))) seconds before retrying, longer than the retry policy waits."
         }
     }
 

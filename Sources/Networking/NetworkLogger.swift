@@ -4,7 +4,8 @@ import FoundationNetworking
 #endif
 
 /// An ``EventMonitor`` that logs one readable line per call, or, in verbose mode, the headers and
-/// bodies too (truncated). Secrets are hidden by its ``Redactor``.
+/// bodies too (truncated). Secrets are hidden by its ``Redactor``: by default the usual credential
+/// headers, the header any ``AuthInterceptor`` writes, and secret-named query items and JSON/form fields.
 ///
 /// ```text
 /// GET https://api.example.com/v1/users/1 → 200 in 12 ms, 1 attempt, 87 bytes
@@ -68,9 +69,7 @@ public struct NetworkLogger: EventMonitor {
     }
 
     private func describe(_ title: String, headers: [String: String], body: Data?) -> String {
-        var lines = headers.sorted { $0.key.lowercased() < $1.key.lowercased() }.map { name, value in
-            "  \(name): \(redactor.headerValue(value, forName: name))"
-        }
+        var lines = redactor.headerLines(headers).map { "  " + $0 }
         let contentType = headers.first { $0.key.caseInsensitiveCompare("Content-Type") == .orderedSame }?.value
         if let body, !body.isEmpty {
             lines.append("  " + redactor.body(body, contentType: contentType, limit: bodyLimit))

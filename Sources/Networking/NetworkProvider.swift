@@ -149,6 +149,7 @@ public final class NetworkProvider: NetworkProviding {
                     if !events.isEmpty { events.send { [request] in $0.requestDidAdapt(request, context: context) } }
                 }
                 sent = request
+                if chain != nil { try WireValidation.check(request) }   // the endpoint's own parts were checked when built
                 if !events.isEmpty { events.send { [request] in $0.taskDidStart(request, context: context) } }
                 let taskStarted = DispatchTime.now()
                 let (data, httpResponse) = try await send(request, builtAs: chain == nil ? nil : built)
@@ -161,7 +162,10 @@ public final class NetworkProvider: NetworkProviding {
                 return try validate(received, for: endpoint, context: context)
             } catch {
                 let error = Self.normalize(error)
-                if case NetworkError.cancelled = error { throw error }
+                switch error {
+                case NetworkError.cancelled, NetworkError.invalidRequest: throw error   // never worth another attempt
+                default: break
+                }
                 guard let chain else { throw error }
                 // The cap allows no other attempt: the retriers are not asked, so none starts work
                 // (such as a token refresh) whose result would be thrown away.

@@ -4,11 +4,26 @@ import FoundationNetworking
 #endif
 
 /// Hides secrets in what is logged or printed: credential headers, token-like JSON fields and form
-/// fields, and token query parameters. Names are matched case-insensitively.
+/// fields, and token query parameters. Names are matched case-insensitively; JSON keys at any depth,
+/// inside objects and arrays.
+///
+/// What is hidden by default:
+/// - headers in ``headerNames`` (``defaultHeaderNames``: `Authorization`, `Proxy-Authorization`,
+///   `Cookie`, `Set-Cookie`, `X-Api-Key`, `X-Auth-Token`);
+/// - the header every ``AuthInterceptor`` in the process writes, whatever its name, without the app
+///   listing it (registered when the interceptor is created, so a logger made earlier hides it too);
+/// - a header named like a secret field (a header literally called `accessToken`, `token` or
+///   `api_key`): a header is hidden when its name is in ``headerNames`` **or** in ``bodyKeys``;
+/// - JSON keys and form fields in ``bodyKeys``, and query parameters in ``queryNames``
+///   (both ``defaultSecretNames``: `token`, `access_token`, `accessToken`, `refresh_token`,
+///   `refreshToken`, `id_token`, `password`, `secret`, `client_secret`, `api_key`, `apiKey`);
+/// - the hidden query parameters inside URL-valued headers (`Location`, `Content-Location`, `Referer`).
+///
+/// Add your own names to the sets:
 ///
 /// ```swift
 /// var redactor = Redactor()
-/// redactor.headerNames.insert("X-Api-Key")
+/// redactor.headerNames.insert("X-Session")
 /// redactor.bodyKeys.insert("pin")
 /// let logger = NetworkLogger(redactor: redactor)
 /// ```
@@ -16,42 +31,81 @@ public struct Redactor: Sendable {
     /// What replaces a secret.
     public static let placeholder = "<redacted>"
 
-    /// Header fields whose values are hidden.
+    /// The header fields hidden by default: `Authorization`, `Proxy-Authorization`, `Cookie`,
+    /// `Set-Cookie`, `X-Api-Key`, `X-Auth-Token`.
+    public static let defaultHeaderNames: Set<String> = [
+        "Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "X-Api-Key", "X-Auth-Token",
+    ]
+
+    /// The JSON keys, form fields and query parameters hidden by default: `token`, `access_token`,
+    /// `accessToken`, `refresh_token`, `refreshToken`, `id_token`, `password`, `secret`,
+    /// `client_secret`, `api_key`, `apiKey`.
+    public static let defaultSecretNames: Set<String> = [
+        "token", "access_token", "accessToken", "refresh_token", "refreshToken", "id_token",
+        "password", "secret", "client_secret", "api_key", "apiKey",
+    ]
+
+    /// Headers whose value is a URL, shown with their hidden query parameters replaced.
+    private static let urlHeaderNames: Set<String> = ["Location", "Content-Location", "Referer"]
+
+    /// Header fields whose values are hidden (in addition to ``bodyKeys`` and the headers the
+    /// ``AuthInterceptor``s write).
     public var headerNames: Set<String>
-    /// JSON object keys (at any depth) and form fields whose values are hidden.
+    /// JSON object keys (at any depth) and form fields whose values are hidden; a header of one of
+    /// these names is hidden too.
     public var bodyKeys: Set<String>
-    /// Query parameters whose values are hidden.
+    /// Query parameters whose values are hidden, in URLs and in form bodies.
     public var queryNames: Set<String>
 
     /// Creates a redactor; the defaults cover the usual credentials, and you can add your own.
     public init(
-        headerNames: Set<String> = ["Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie"],
-        bodyKeys: Set<String> = ["accessToken", "refreshToken", "password", "access_token", "refresh_token", "id_token", "client_secret"],
-        queryNames: Set<String> = ["access_token", "token"]
+        headerNames: Set<String> = Redactor.defaultHeaderNames,
+        bodyKeys: Set<String> = Redactor.defaultSecretNames,
+        queryNames: Set<String> = Redactor.defaultSecretNames
     ) {
         self.headerNames = headerNames
         self.bodyKeys = bodyKeys
         self.queryNames = queryNames
     }
 
-    /// Whether the header called `name` is hidden.
+    /// Whether the header called `name` is hidden: it is in ``headerNames`` or ``bodyKeys``, or an
+    /// ``AuthInterceptor`` writes it.
     public func hidesHeader(_ name: String) -> Bool {
-        headerNames.contains { $0.caseInsensitiveCompare(name) == .orderedSame }
+        matches(headerNames, name) || matches(bodyKeys, name) || SecretHeaderNames.contains(name)
     }
 
-    /// `value`, or the placeholder when the header called `name` is hidden.
+    /// `value`, or the placeholder when the header called `name` is hidden. A URL-valued header
+    /// (`Location`, `Content-Location`, `Referer`) has its hidden query parameters replaced.
     public func headerValue(_ value: String, forName name: String) -> String {
-        hidesHeader(name) ? Self.placeholder : value
+        if hidesHeader(name) { return Self.placeholder }
+        if matches(Self.urlHeaderNames, name), value.contains("?"), let url = URL(string: value) {
+            return self.url(url)
+        }
+        return value
     }
 
-    /// The URL as text with hidden query values replaced.
+    /// The header fields with hidden values replaced, sorted by name (case-insensitively), as
+    /// `Name: value` lines.
+    public func headerLines(_ fields: [String: String]) -> [String] {
+        fields.sorted { $0.key.lowercased() < $1.key.lowercased() }.map { name, value in
+            "\(name): \(headerValue(value, forName: name))"
+        }
+    }
+
+    /// The URL as text with hidden query values, and any password in it (`https://user:pass@host`),
+    /// replaced.
     public func url(_ url: URL) -> String {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
-              let items = components.percentEncodedQueryItems, !items.isEmpty
+        guard url.query != nil || url.password != nil,
+              var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
         else { return url.absoluteString }
-        components.percentEncodedQueryItems = items.map { item in
-            guard item.value != nil, matches(queryNames, item.name.removingPercentEncoding ?? item.name) else { return item }
-            return URLQueryItem(name: item.name, value: PercentEncoding.component(Self.placeholder))
+        if components.percentEncodedPassword != nil {
+            components.percentEncodedPassword = PercentEncoding.component(Self.placeholder)
+        }
+        if let items = components.percentEncodedQueryItems, !items.isEmpty {
+            components.percentEncodedQueryItems = items.map { item in
+                guard item.value != nil, matches(queryNames, item.name.removingPercentEncoding ?? item.name) else { return item }
+                return URLQueryItem(name: item.name, value: PercentEncoding.component(Self.placeholder))
+            }
         }
         return components.string ?? url.absoluteString
     }

@@ -30,3 +30,60 @@ public struct Response: @unchecked Sendable {
         httpResponse.value(forHTTPHeaderField: name)
     }
 }
+
+extension Response: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The status, the URL (hidden query parameters replaced) and the body's size, e.g.
+    /// `Response(200, https://api.example.com/v1/users/1, 87 bytes)`. Never a header value or the body.
+    public var description: String {
+        let url = httpResponse.url.map(Redactor().url) ?? "?"
+        return "Response(\(statusCode), \(url), \(data.count) bytes)"
+    }
+
+    /// ``description`` followed by the response headers and the request, secrets replaced by a
+    /// default ``Redactor``.
+    public var debugDescription: String {
+        let redactor = Redactor()
+        return description + " headers: \(redactor.headerLines(responseHeaders)), request: \(RedactedRequest(request, redactor: redactor))"
+    }
+
+    /// What `dump` and debuggers show: status, URL, header names with values a default ``Redactor``
+    /// hides replaced, the body's size and the request likewise redacted. No token or cookie appears.
+    public var customMirror: Mirror {
+        let redactor = Redactor()
+        return Mirror(self, children: [
+            "statusCode": statusCode,
+            "url": httpResponse.url.map(redactor.url) ?? "",
+            "headers": redactor.headerLines(responseHeaders),
+            "body": "\(data.count) bytes",
+            "request": RedactedRequest(request, redactor: redactor),
+        ], displayStyle: .struct)
+    }
+
+    private var responseHeaders: [String: String] {
+        httpResponse.allHeaderFields.reduce(into: [:]) { result, field in result["\(field.key)"] = "\(field.value)" }
+    }
+}
+
+/// A request as `dump` and descriptions show it: method, URL and headers with secrets replaced, and
+/// the body's size.
+struct RedactedRequest: CustomStringConvertible, CustomReflectable {
+    let method: String
+    let url: String
+    let headers: [String]
+    let bodySize: Int
+
+    init(_ request: URLRequest, redactor: Redactor) {
+        method = request.httpMethod ?? "GET"
+        url = request.url.map(redactor.url) ?? ""
+        headers = redactor.headerLines(request.allHTTPHeaderFields ?? [:])
+        bodySize = request.httpBody?.count ?? 0
+    }
+
+    var description: String {
+        "\(method) \(url) \(headers), \(bodySize) bytes"
+    }
+
+    var customMirror: Mirror {
+        Mirror(self, children: ["method": method, "url": url, "headers": headers, "body": "\(bodySize) bytes"], displayStyle: .struct)
+    }
+}

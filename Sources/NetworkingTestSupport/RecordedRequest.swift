@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Networking
 
 /// A request as a ``MockServer`` received it: method, URL, headers and body.
 public struct RecordedRequest: Sendable {
@@ -54,5 +55,32 @@ public struct RecordedRequest: Sendable {
             data.append(buffer, count: count)
         }
         return data
+    }
+}
+
+extension RecordedRequest: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The method and URL, hidden query parameters replaced by a default ``Redactor``, e.g.
+    /// `POST https://api.example.com/v1/auth?token=<redacted>`.
+    public var description: String {
+        "\(method) \(Redactor().url(url))"
+    }
+
+    /// ``description``, the headers (secret values replaced) and the body, redacted or by size.
+    public var debugDescription: String {
+        let redactor = Redactor()
+        return description + " \(redactor.headerLines(headers)) " + redactor.body(body, contentType: header("Content-Type"), limit: 256)
+    }
+
+    /// What `dump` and test failure output show: the method, the URL, the headers and the body with
+    /// secrets replaced by a default ``Redactor`` (so a test log never shows a token). The properties
+    /// themselves keep every value for assertions.
+    public var customMirror: Mirror {
+        let redactor = Redactor()
+        return Mirror(self, children: [
+            "method": method,
+            "url": redactor.url(url),
+            "headers": redactor.headerLines(headers),
+            "body": redactor.body(body, contentType: header("Content-Type"), limit: 256),
+        ], displayStyle: .struct)
     }
 }

@@ -33,6 +33,12 @@ func describe(_ response: Response) -> (safe: String, full: String) {
     (response.request.cURLDescription, response.request.cURLDescription(redactor: nil))
 }
 
+func report(_ response: Response) -> String {
+    var text = ""
+    dump(response, to: &text)   // status, URL, header names, sizes: no secret
+    return text
+}
+
 @Suite("Retries and observability doc snippets")
 struct ObservabilityDocSnippetTests {
     @Test func patientPolicy() {
@@ -61,14 +67,14 @@ struct ObservabilityDocSnippetTests {
         #expect(monitored.interceptor == nil)
 
         var redactor = Redactor()
-        redactor.headerNames.insert("X-Api-Key")
+        redactor.headerNames.insert("X-Session")
         redactor.bodyKeys.insert("pin")
         let logger = NetworkLogger(verbosity: .verbose, redactor: redactor, sink: .standardOutput)
         let collected = LogSink { line in
             // hand the line to your own logging system
             _ = line
         }
-        #expect(logger.verbosity == .verbose && logger.redactor.hidesHeader("x-api-key"))
+        #expect(logger.verbosity == .verbose && logger.redactor.hidesHeader("x-session"))
         _ = collected
 
         let server = MockServer()
@@ -83,6 +89,10 @@ struct ObservabilityDocSnippetTests {
         await done.wait()
         #expect(counter.count(of: 503) == 1 && counter.count(of: 200) == 1)
         let (safe, full) = describe(response)
-        #expect(!safe.contains("t0k3n") && full.contains("t0k3n"))
+        let described = !safe.contains("t0k3n") && full.contains("t0k3n")
+        #expect(described)
+        let reported = report(response)
+        let dumpedSafely = !reported.contains("t0k3n") && reported.contains("Authorization: <redacted>") && reported.contains("statusCode: 200")
+        #expect(dumpedSafely)
     }
 }

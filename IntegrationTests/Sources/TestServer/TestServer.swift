@@ -15,6 +15,9 @@ import ServiceLifecycle
 /// - `GET /items/{id}` with `Authorization: Bearer <token>` (or `accessToken: <token>`) → `{"id","token"}`, or 401
 /// - `POST /admin/expire`, `POST /admin/revoke` → 204
 /// - `GET /redirect/same` → 302 to `/echo`; `GET /redirect/cross` → 302 to the foreign listener
+/// - `POST /redirect/{303,307,308}-same` → that status to `/echo`; `POST /redirect/{303,307,308}-cross`
+///   → that status to the foreign listener's `/landing` (which answers any method and logs the request
+///   in full in ``foreign``)
 /// - `GET /slow?ms=N`, `GET /flaky/{key}?failures=N` (503 N times), `GET /ratelimited/{key}?after=S`
 ///   (429 with `Retry-After: S` once), `GET /drop` (closes mid-body), `GET /large?mb=N`, `GET /gzip`
 /// - `/echo` (any method) → `{"method","path","query","headers","body"}`
@@ -25,6 +28,8 @@ public struct TestServer: Sendable {
     public let foreignPort: Int
     /// Token state and counters.
     public let state: AuthState
+    /// Every request the foreign listener received, with its method and body.
+    public let foreign: ForeignLog
     private let groups: [(ServiceGroup, Task<Void, any Error>)]
 
     /// The API's base URL, `http://127.0.0.1:<port>`.
@@ -35,9 +40,10 @@ public struct TestServer: Sendable {
     /// Starts both listeners and returns once they accept connections.
     public static func start() async throws -> TestServer {
         let state = AuthState()
-        let (foreignPort, foreign) = try await run(foreignRouter(state: state))
+        let log = ForeignLog()
+        let (foreignPort, foreign) = try await run(foreignRouter(state: state, log: log))
         let (port, api) = try await run(apiRouter(state: state, foreignPort: foreignPort))
-        return TestServer(port: port, foreignPort: foreignPort, state: state, groups: [foreign, api])
+        return TestServer(port: port, foreignPort: foreignPort, state: state, foreign: log, groups: [foreign, api])
     }
 
     /// Stops both listeners gracefully: requests in flight are answered first.
@@ -79,12 +85,19 @@ public struct TestServer: Sendable {
 // MARK: Routes
 
 extension TestServer {
-    static func foreignRouter(state: AuthState) -> Router<BasicRequestContext> {
+    static func foreignRouter(state: AuthState, log: ForeignLog) -> Router<BasicRequestContext> {
         let router = Router()
-        router.get("/landing") { request, _ -> Response in
+        let landing: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
+            var request = request
+            let body = try await request.collectBody(upTo: 1 << 20)
             await state.recordForeign(headers(of: request))
+            await log.record(ForeignLog.Entry(method: request.method.rawValue, path: request.uri.path,
+                                              headers: headers(of: request), body: Data(buffer: body)))
             return text("foreign")
         }
+        router.get("/landing", use: landing)
+        router.post("/landing", use: landing)
+        router.put("/landing", use: landing)
         return router
     }
 
@@ -120,6 +133,12 @@ extension TestServer {
 
         router.get("/redirect/same") { _, _ in redirect(to: "/echo") }
         router.get("/redirect/cross") { _, _ in redirect(to: "http://127.0.0.1:\(foreignPort)/landing") }
+        for code in [303, 307, 308] {
+            router.post("/redirect/\(code)-same") { _, _ in redirect(to: "/echo", status: .init(code: code)) }
+            router.post("/redirect/\(code)-cross") { _, _ in
+                redirect(to: "http://127.0.0.1:\(foreignPort)/landing", status: .init(code: code))
+            }
+        }
 
         router.get("/slow") { request, _ -> Response in
             let milliseconds = Int(request.uri.queryParameters["ms"].map(String.init) ?? "") ?? 1_000
@@ -203,7 +222,7 @@ extension TestServer {
         Response(status: .ok, headers: [.contentType: "text/plain"], body: ResponseBody(byteBuffer: ByteBuffer(string: string)))
     }
 
-    static func redirect(to location: String) -> Response {
-        Response(status: .found, headers: [.location: location])
+    static func redirect(to location: String, status: HTTPResponse.Status = .found) -> Response {
+        Response(status: status, headers: [.location: location])
     }
 }

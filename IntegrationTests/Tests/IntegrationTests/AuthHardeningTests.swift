@@ -49,7 +49,8 @@ struct AuthHardeningTests {
             #expect(await server.state.rejectedRefreshCount == 1)
             #expect(second.token == first.token)
             let adopted = try await appExtension.auth.currentCredential()
-            #expect(adopted != nil && adopted == (try await app.auth.currentCredential()))
+            let appCredential = try await app.auth.currentCredential()
+            #expect(adopted != nil && adopted == appCredential)
             #expect(await store.load() == adopted)
         }
     }
