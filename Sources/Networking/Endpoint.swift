@@ -46,6 +46,12 @@ public protocol Endpoint: Sendable {
     /// A timeout longer than a day (`.infinity` included) is clamped to a day; zero, a negative value
     /// or NaN makes the call fail with ``NetworkError/invalidRequest(field:reason:)`` before sending.
     var timeout: TimeInterval? { get }
+    /// The overall deadline of a call to this endpoint, in seconds, or `nil` for the provider's
+    /// (``NetworkProvider/defaultDeadline``, 120 s, unless the provider was given another). It covers
+    /// every attempt, retry delay and redirect: a retry whose delay would end after it is not waited
+    /// for. `.infinity` means none; zero, a negative value or NaN fails the call with
+    /// ``NetworkError/invalidRequest(field:reason:)``. Default: `nil`.
+    var deadline: TimeInterval? { get }
     /// The status codes that count as success; any other throws ``NetworkError/invalidStatusCode(_:)``.
     /// Default: `200..<300`.
     var acceptableStatusCodes: Set<Int> { get }
@@ -62,6 +68,7 @@ extension Endpoint {
     public var queryItems: [URLQueryItem] { [] }
     public var body: RequestBody { .none }
     public var timeout: TimeInterval? { nil }
+    public var deadline: TimeInterval? { nil }
     public var acceptableStatusCodes: Set<Int> { StatusCodes.success }
     public var requiresAuthentication: Bool { true }
 }

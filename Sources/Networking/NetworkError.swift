@@ -59,6 +59,10 @@ public enum NetworkError: Error, Sendable {
     /// ``RetryPolicy``'s maximum delay: the call was not retried earlier than the server asked. Carries
     /// the seconds the server asked for, so the app can retry later itself.
     case retryAfter(seconds: TimeInterval, statusCode: Int)
+    /// The call did not finish within its overall deadline (``Endpoint/deadline``, or the provider's),
+    /// whatever the server was doing: slow headers, a trickling body, endless interim responses, or
+    /// retries and their delays. Carries the deadline in seconds.
+    case deadlineExceeded(seconds: TimeInterval)
 }
 
 extension NetworkError: CustomStringConvertible, LocalizedError {
@@ -90,6 +94,8 @@ extension NetworkError: CustomStringConvertible, LocalizedError {
             return "The access token was refreshed \(count) time\(count == 1 ? "" : "s") \(Self.span(window)); refreshing stopped."
         case let .refreshFailed(error):
             return "The access token could not be refreshed: \(Self.describe(error))"
+        case let .deadlineExceeded(seconds):
+            return "The call did not finish within its deadline of \(Self.seconds(seconds)), retries included."
         case let .retryAfter(seconds, statusCode):
             return "The server answered \(statusCode) and asked to wait \(Int(min(seconds, 1e9))) seconds before retrying, longer than the retry policy waits."
         }
@@ -110,6 +116,13 @@ extension NetworkError: CustomStringConvertible, LocalizedError {
         case let .dataCorrupted(context): return "data corrupted \(path(context))"
         @unknown default: return "unknown decoding error"
         }
+    }
+
+    /// "1.5 seconds", "30 seconds".
+    private static func seconds(_ value: TimeInterval) -> String {
+        guard value.isFinite, value < 1e9 else { return "forever" }
+        let rounded = (value * 10).rounded() / 10
+        return rounded == rounded.rounded() ? "\(Int(rounded)) second\(rounded == 1 ? "" : "s")" : "\(rounded) seconds"
     }
 
     /// "within 30 seconds", or "since launch" for a window too long to count in seconds.

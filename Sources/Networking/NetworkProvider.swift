@@ -22,6 +22,9 @@ public typealias ErrorResponseMapper = @Sendable (Response) -> (any Error)?
 public final class NetworkProvider: NetworkProviding {
     /// The default hard cap on attempts per call (the first attempt plus five retries).
     public static let defaultMaximumAttempts = 6
+    /// The default overall deadline of a call, in seconds: 120. It covers every attempt, retry delay
+    /// and redirect of the call; see ``Endpoint/deadline``.
+    public static let defaultDeadline: TimeInterval = 120
 
     /// The session every request is sent through.
     public let session: URLSession
@@ -29,6 +32,8 @@ public final class NetworkProvider: NetworkProviding {
     public let interceptor: (any RequestInterceptor)?
     /// The hard cap on attempts per call, which no retrier can exceed.
     public let maximumAttempts: Int
+    /// The overall deadline of a call whose endpoint names none, in seconds (`.infinity` for none).
+    public let deadline: TimeInterval
     private let encoder: JSONEncoder
     private let decoder: JSONDecoder
     private let errorMapper: ErrorResponseMapper?
@@ -47,6 +52,9 @@ public final class NetworkProvider: NetworkProviding {
     ///     ``defaultMaximumAttempts`` (6). When the last attempt the cap allows fails, the retriers are
     ///     not asked and the call throws ``NetworkError/tooManyAttempts(_:lastError:)`` (or, with a cap
     ///     of 1, the attempt's own error).
+    ///   - deadline: the overall deadline of a call whose ``Endpoint/deadline`` is `nil`, in seconds;
+    ///     ``defaultDeadline`` (120 s) by default, `.infinity` for none. When it passes, the call throws
+    ///     ``NetworkError/deadlineExceeded(seconds:)``, whatever the server is doing.
     ///   - errorMapper: turns an unacceptable response into the app's error; see ``ErrorResponseMapper``.
     ///   - monitors: observers of every call; see ``EventMonitor`` for when they are called.
     ///   - sleep: waits out a ``RetryResult/retryWithDelay(_:)``; by default `Task.sleep`. Tests pass one
@@ -57,6 +65,7 @@ public final class NetworkProvider: NetworkProviding {
         encoder: JSONEncoder = JSONEncoder(),
         decoder: JSONDecoder = JSONDecoder(),
         maximumAttempts: Int = NetworkProvider.defaultMaximumAttempts,
+        deadline: TimeInterval = NetworkProvider.defaultDeadline,
         errorMapper: ErrorResponseMapper? = nil,
         monitors: [any EventMonitor] = [],
         sleep: @escaping @Sendable (TimeInterval) async throws -> Void = NetworkProvider.taskSleep
@@ -67,6 +76,7 @@ public final class NetworkProvider: NetworkProviding {
         self.encoder = encoder
         self.decoder = decoder
         self.maximumAttempts = max(1, maximumAttempts)
+        self.deadline = deadline
         self.errorMapper = errorMapper
         self.events = EventDispatcher(monitors)
         self.sleep = sleep
@@ -111,10 +121,12 @@ public final class NetworkProvider: NetworkProviding {
         var sent: URLRequest?
         var attempts = 0
         do {
+            let deadline = try Deadline(seconds: endpoint.deadline ?? self.deadline)
             let built = try endpoint.urlRequest(encoder: encoder)
             sent = built
             if !events.isEmpty { events.send { $0.requestDidBuild(built, context: context) } }
-            let response = try await run(built, for: endpoint, context: context, chain: chain(with: interceptor), sent: &sent, attempts: &attempts)
+            let response = try await run(built, for: endpoint, context: context, chain: chain(with: interceptor), deadline: deadline,
+                                         sent: &sent, attempts: &attempts)
             if !events.isEmpty {
                 let (last, count, duration) = (sent ?? built, attempts, started.secondsElapsed)
                 events.send { $0.requestDidFinish(last, result: .success(response), attempts: count, duration: duration, context: context) }
@@ -135,12 +147,14 @@ public final class NetworkProvider: NetworkProviding {
         for endpoint: some Endpoint,
         context: RequestContext,
         chain: (any RequestInterceptor)?,
+        deadline: Deadline,
         sent: inout URLRequest?,
         attempts: inout Int
     ) async throws -> Response {
         while true {
             attempts += 1
             if Task.isCancelled { throw NetworkError.cancelled }
+            if deadline.hasPassed { throw deadline.exceeded }
             var request = built
             var response: Response?
             do {
@@ -152,7 +166,7 @@ public final class NetworkProvider: NetworkProviding {
                 if chain != nil { try WireValidation.check(request) }   // the endpoint's own parts were checked when built
                 if !events.isEmpty { events.send { [request] in $0.taskDidStart(request, context: context) } }
                 let taskStarted = DispatchTime.now()
-                let (data, httpResponse) = try await send(request, builtAs: chain == nil ? nil : built)
+                let (data, httpResponse) = try await send(request, builtAs: chain == nil ? nil : built, deadline: deadline)
                 let received = Response(data: data, httpResponse: httpResponse, request: request)
                 response = received
                 if !events.isEmpty {
@@ -163,7 +177,8 @@ public final class NetworkProvider: NetworkProviding {
             } catch {
                 let error = Self.normalize(error)
                 switch error {
-                case NetworkError.cancelled, NetworkError.invalidRequest: throw error   // never worth another attempt
+                case NetworkError.cancelled, NetworkError.invalidRequest, NetworkError.deadlineExceeded:
+                    throw error   // never worth another attempt
                 default: break
                 }
                 guard let chain else { throw error }
@@ -183,6 +198,7 @@ public final class NetworkProvider: NetworkProviding {
                 case .retry:
                     break
                 case .retryWithDelay(let seconds):
+                    guard deadline.allows(delay: seconds) else { throw deadline.exceeded }
                     if seconds > 0 {
                         do { try await sleep(seconds) } catch { throw NetworkError.cancelled }
                     }
@@ -218,14 +234,15 @@ public final class NetworkProvider: NetworkProviding {
     /// send the body to another origin ends the attempt with
     /// ``NetworkError/redirectWouldForwardBody(statusCode:)``. On Linux, where URLSession drops the body
     /// of a redirect it follows, a same-origin 307/308 with a body is sent again here, body included.
-    private func send(_ request: URLRequest, builtAs built: URLRequest?) async throws -> (Data, HTTPURLResponse) {
+    private func send(_ request: URLRequest, builtAs built: URLRequest?, deadline: Deadline) async throws -> (Data, HTTPURLResponse) {
         var next = request
         for _ in 0..<16 {   // URLSession's own limit on redirects
-            let (data, response, refused) = try await transfer(next, builtAs: built)
+            let (data, response, refused) = try await transfer(next, builtAs: built, deadline: deadline)
             switch refused {
             case nil, .follow?: return (data, response)
             case .refuse(let statusCode)?: throw NetworkError.redirectWouldForwardBody(statusCode: statusCode)
             case .resend(let redirected)?: next = redirected
+            case .fail(let code)?: throw URLError(code)
             }
         }
         throw URLError(.httpTooManyRedirects)
@@ -233,21 +250,29 @@ public final class NetworkProvider: NetworkProviding {
 
     /// One `URLSessionTask`: the body, the response, and the redirect the session delegate did not let
     /// it follow, if any (the response is then that redirect's).
-    private func transfer(_ request: URLRequest, builtAs built: URLRequest?) async throws -> (Data, HTTPURLResponse, RedirectPolicy.Decision?) {
+    private func transfer(
+        _ request: URLRequest,
+        builtAs built: URLRequest?,
+        deadline: Deadline
+    ) async throws -> (Data, HTTPURLResponse, RedirectPolicy.Decision?) {
         let handle = TaskHandle()
+        let timer = deadline.schedule { [weak handle] in handle?.expire() }
+        defer { timer?.cancel() }
         let delegate = self.delegate
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, HTTPURLResponse, RedirectPolicy.Decision?), any Error>) in
                 let task = session.dataTask(with: request) { data, response, error in
-                    let task = handle.startedTask
-                    if built != nil, let task { delegate.forget(task) }
+                    let state = handle.startedTask.flatMap(delegate.finish(_:))
                     if let error {
-                        if let task { _ = delegate.takeRefusedRedirect(of: task) }
-                        continuation.resume(throwing: error)
+                        if handle.didExpire, !handle.wasCancelled {
+                            continuation.resume(throwing: deadline.exceeded)
+                        } else if (error as? URLError)?.code == .cancelled, !handle.wasCancelled, let challenged = state?.challengedResponse {
+                            continuation.resume(returning: (Data(), challenged, nil))   // a cancelled challenge (Linux): the 401 is the answer
+                        } else {
+                            continuation.resume(throwing: error)
+                        }
                     } else if let httpResponse = response as? HTTPURLResponse {
-                        // Only a 3xx can be a redirect the delegate refused: no lookup for any other.
-                        let refused = (300..<400).contains(httpResponse.statusCode) ? task.flatMap(delegate.takeRefusedRedirect(of:)) : nil
-                        continuation.resume(returning: (data ?? Data(), httpResponse, refused))
+                        continuation.resume(returning: (data ?? Data(), httpResponse, state?.refusedRedirect))
                     } else {
                         continuation.resume(throwing: URLError(.badServerResponse))
                     }
@@ -296,11 +321,33 @@ private final class TaskHandle: @unchecked Sendable {
     private let lock = NSLock()
     private var task: URLSessionTask?
     private var isCancelled = false
+    private var expired = false
 
     /// The task, once started.
     var startedTask: URLSessionTask? {
         lock.lock(); defer { lock.unlock() }
         return task
+    }
+
+    /// Whether ``cancel()`` was called (the calling task was cancelled).
+    var wasCancelled: Bool {
+        lock.lock(); defer { lock.unlock() }
+        return isCancelled
+    }
+
+    /// Whether ``expire()`` was called (the call's deadline passed).
+    var didExpire: Bool {
+        lock.lock(); defer { lock.unlock() }
+        return expired
+    }
+
+    /// The call's deadline passed: cancels the task.
+    func expire() {
+        lock.lock()
+        expired = true
+        let task = self.task
+        lock.unlock()
+        task?.cancel()
     }
 
     func start(_ task: URLSessionTask) {

@@ -13,6 +13,9 @@ import FoundationNetworking
 /// - **Another origin, with the body**: a redirect that would resend the request body (307 or 308 of a
 ///   request with a body, or any redirect whose next request still carries one) is not followed; the
 ///   provider throws ``NetworkError/redirectWouldForwardBody(statusCode:)``.
+/// - **Another scheme** than http or https (`file:`, `data:`, `ftp:`), or more than 16 redirects: not
+///   followed; the call fails with ``NetworkError/transportFailed(_:)`` (`unsupportedURL`,
+///   `httpTooManyRedirects`).
 ///
 /// Linux URLSession would otherwise forward every header (`Authorization`, `X-Api-Key`, ...) to the
 /// new host. It also drops the body of every redirect it follows (measured: a 307 arrives with
@@ -43,7 +46,14 @@ enum RedirectPolicy {
         /// Do not let URLSession follow it (it would lose the body); the provider sends this request,
         /// body included, itself.
         case resend(URLRequest)
+        /// Do not follow it; the call fails with ``NetworkError/transportFailed(_:)`` carrying this
+        /// code: `unsupportedURL` for a scheme other than http and https (`file:`, `data:`, `ftp:`),
+        /// `httpTooManyRedirects` past ``SessionDelegate/maximumRedirects``.
+        case fail(URLError.Code)
     }
+
+    /// The schemes a redirect may lead to.
+    static let redirectableSchemes: Set<String> = ["http", "https"]
 
     /// The decision for a redirect with `statusCode` from `current` (the request that got the redirect)
     /// to `redirect` (the request URLSession proposes); `adaptedHeaders` are the names of the headers
@@ -55,7 +65,10 @@ enum RedirectPolicy {
         adaptedHeaders: Set<String> = [],
         sessionDropsBody: Bool = RedirectPolicy.sessionDropsRedirectBody
     ) -> Decision {
-        guard let current, let from = current.url, let to = redirect.url else { return .follow(redirect) }
+        guard let to = redirect.url, let scheme = to.scheme?.lowercased(), redirectableSchemes.contains(scheme) else {
+            return .fail(.unsupportedURL)   // never to a local file, inline data, or another protocol
+        }
+        guard let current, let from = current.url else { return .follow(redirect) }
         let resendsBody = bodyPreservingStatusCodes.contains(statusCode) && hasBody(current)
         guard Origin(from) != Origin(to) else {
             if sessionDropsBody, resendsBody, redirect.httpBody?.isEmpty == false { return .resend(redirect) }
@@ -95,68 +108,5 @@ enum RedirectPolicy {
     /// Whether `request` carries a body.
     static func hasBody(_ request: URLRequest) -> Bool {
         request.httpBody?.isEmpty == false || request.httpBodyStream != nil
-    }
-}
-
-/// The provider's session delegate: on Linux only a session delegate (not a per-task one) is told
-/// about redirects. It applies ``RedirectPolicy`` and remembers, per task, a redirect it did not let
-/// URLSession follow, for the provider to act on when the task completes.
-final class SessionDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-    // @unchecked: `builtRequests` and `refusedRedirects` are guarded by `lock`.
-    private let lock = NSLock()
-    private var builtRequests: [Int: URLRequest] = [:]
-    private var refusedRedirects: [Int: RedirectPolicy.Decision] = [:]
-
-    /// Remembers the request `task` sends as the endpoint built it (before the interceptors adapted
-    /// it), until ``forget(_:)``. Which headers were added is worked out only if a redirect happens.
-    func remember(builtRequest: URLRequest, for task: URLSessionTask) {
-        lock.lock(); defer { lock.unlock() }
-        builtRequests[task.taskIdentifier] = builtRequest
-    }
-
-    func forget(_ task: URLSessionTask) {
-        lock.lock(); defer { lock.unlock() }
-        builtRequests[task.taskIdentifier] = nil
-    }
-
-    /// The redirect `task` was not allowed to follow (``RedirectPolicy/Decision/refuse(statusCode:)``
-    /// or ``RedirectPolicy/Decision/resend(_:)``), if any; forgotten once taken. The task then
-    /// completed with the redirect response itself.
-    func takeRefusedRedirect(of task: URLSessionTask) -> RedirectPolicy.Decision? {
-        lock.lock(); defer { lock.unlock() }
-        return refusedRedirects.removeValue(forKey: task.taskIdentifier)
-    }
-
-    /// The headers the interceptors added to `task`'s request.
-    private func adaptedHeaders(of task: URLSessionTask) -> Set<String> {
-        lock.lock()
-        let built = builtRequests[task.taskIdentifier]
-        lock.unlock()
-        guard let built, let sent = task.originalRequest else { return [] }
-        return RedirectPolicy.headersAdded(by: sent, to: built)
-    }
-
-    func urlSession(
-        _ session: URLSession,
-        task: URLSessionTask,
-        willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest,
-        completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        let decision = RedirectPolicy.decision(
-            for: request,
-            statusCode: response.statusCode,
-            from: task.currentRequest ?? task.originalRequest,
-            adaptedHeaders: adaptedHeaders(of: task)
-        )
-        if case .follow(let next) = decision {
-            completionHandler(next)
-            return
-        }
-        lock.lock()
-        refusedRedirects[task.taskIdentifier] = decision
-        lock.unlock()
-        // Not following makes the task complete with the redirect response itself.
-        completionHandler(nil)
     }
 }

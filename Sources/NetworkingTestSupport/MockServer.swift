@@ -101,7 +101,7 @@ public final class MockServer: @unchecked Sendable {
     }
 
     /// A session configuration whose requests are answered by ``MockURLProtocol``. Requests must be
-    /// routed with ``route(_:)``; ``makeProvider(interceptor:encoder:decoder:maximumAttempts:errorMapper:monitors:sleep:)``
+    /// routed with ``route(_:)``; ``makeProvider(interceptor:encoder:decoder:maximumAttempts:deadline:errorMapper:monitors:sleep:)``
     /// does that for you.
     public func makeConfiguration() -> URLSessionConfiguration {
         let configuration = URLSessionConfiguration.ephemeral
@@ -117,6 +117,7 @@ public final class MockServer: @unchecked Sendable {
         encoder: JSONEncoder = JSONEncoder(),
         decoder: JSONDecoder = JSONDecoder(),
         maximumAttempts: Int = NetworkProvider.defaultMaximumAttempts,
+        deadline: TimeInterval = NetworkProvider.defaultDeadline,
         errorMapper: ErrorResponseMapper? = nil,
         monitors: [any EventMonitor] = [],
         sleep: @escaping @Sendable (TimeInterval) async throws -> Void = NetworkProvider.taskSleep
@@ -132,6 +133,7 @@ public final class MockServer: @unchecked Sendable {
             encoder: encoder,
             decoder: decoder,
             maximumAttempts: maximumAttempts,
+            deadline: deadline,
             errorMapper: errorMapper,
             monitors: monitors,
             sleep: sleep

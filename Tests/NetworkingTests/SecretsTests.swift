@@ -360,6 +360,18 @@ struct RedirectSecretsTests {
         #expect(decision == .refuse(statusCode: 301))
     }
 
+    @Test(arguments: ["file:///etc/passwd", "data:text/plain,hello", "ftp://files.example.com/x", "javascript:alert(1)"])
+    func aRedirectToAnotherSchemeIsNeverFollowed(_ target: String) {
+        // GIVEN a GET redirected to something that is not http or https
+        var request = original()
+        request.httpMethod = "GET"
+        request.httpBody = nil
+        var next = request
+        next.url = URL(string: target)!
+        // WHEN the policy decides, THEN the call fails as an unsupported URL
+        #expect(RedirectPolicy.decision(for: next, statusCode: 302, from: request) == .fail(.unsupportedURL))
+    }
+
     @Test func aCrossOrigin307WithoutBodyIsFollowedWithoutSecrets() {
         // GIVEN a GET redirected with a 307 to another origin
         var request = original()

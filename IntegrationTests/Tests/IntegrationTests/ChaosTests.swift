@@ -31,12 +31,13 @@ struct ChaosTests {
 
     @Test func tenThousandRequestsWithRandomFaultsAllResolve() async throws {
         try await withServer { server in
-            // GIVEN a signed-in client with retries, a 1 s request timeout, and short backoffs
+            // GIVEN a signed-in client with retries, a 1 s request timeout, and short backoffs (but a
+            // maximum delay that honours the rate limiter's Retry-After: 1, which is never cut short)
             let configuration = URLSessionConfiguration.ephemeral
             configuration.timeoutIntervalForRequest = 1
             // (rotations here are far more frequent than any real server's, so the refresh rate limit is raised)
             let client = LiveClient(server, configuration: configuration,
-                                    retriers: [RetryPolicy(exponentialBackoffScale: 0.01, maximumDelay: 0.05)],
+                                    retriers: [RetryPolicy(exponentialBackoffScale: 0.01, maximumDelay: 1)],
                                     refreshWindow: RefreshWindow(interval: 30, maximumCount: 1_000))
             try await client.signIn()
             let seed = UInt64(Date().timeIntervalSince1970)

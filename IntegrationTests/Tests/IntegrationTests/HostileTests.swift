@@ -1,0 +1,107 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Networking
+import Testing
+
+/// Runs `body` against `hostile_server.py` (a Python asyncio server on 127.0.0.1), stopped afterwards.
+func withHostileServer<T>(_ body: (URL) async throws -> T) async throws -> T {
+    let script = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("hostile_server.py")
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", script.path]
+    let input = Pipe(), output = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    try process.run()
+    defer {
+        try? input.fileHandleForWriting.close()   // the server exits when its stdin closes
+        process.terminate()
+        process.waitUntilExit()
+    }
+    var line = Data()
+    while line.last != UInt8(ascii: "\n") {
+        let byte = output.fileHandleForReading.readData(ofLength: 1)
+        guard !byte.isEmpty else { throw URLError(.cannotConnectToHost) }
+        line += byte
+    }
+    let port = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    return try await body(URL(string: "http://127.0.0.1:\(port)")!)
+}
+
+/// A server that misbehaves on purpose: every call ends with a value or a typed `NetworkError`,
+/// within the call's deadline, and nothing crashes or hangs. Serialized: corelibs parses 100,000 header
+/// lines for seconds on its shared work queue, which stalls every other task in the process meanwhile.
+@Suite("Hostile server over TCP", .serialized, .timeLimit(.minutes(3)))
+struct HostileTests {
+    /// A provider whose calls have 3 s, and whose requests time out after 10 s of silence.
+    func provider(errorMapper: ErrorResponseMapper? = nil) -> NetworkProvider {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 10
+        return NetworkProvider(configuration: configuration, deadline: 3, errorMapper: errorMapper)
+    }
+
+    func call(_ base: URL, _ path: String) -> Call {
+        Call(baseURL: base, path: path, requiresAuthentication: false)
+    }
+
+    @Test(arguments: ["/slow-headers", "/trickle", "/continue", "/truncated-chunked-hang"])
+    func aServerThatNeverFinishesEndsAtTheDeadline(_ path: String) async throws {
+        try await withHostileServer { base in
+            let started = Date()
+            await #expect {
+                try await provider().response(call(base, path))
+            } throws: { error in
+                switch error {
+                case NetworkError.deadlineExceeded(seconds: 3): return true
+                case NetworkError.transportFailed: return path == "/continue"   // corelibs may give up on it first
+                default: return false
+                }
+            }
+            print("hostile \(path): ended after \(String(format: "%.2f", Date().timeIntervalSince(started))) s")
+        }
+    }
+
+    @Test(arguments: ["/basic-401", "/digest-401"])
+    func a401WithAChallengeReachesValidation(_ path: String) async throws {
+        try await withHostileServer { base in
+            // GIVEN an error mapper that reads the challenge header
+            struct Challenged: Error { let scheme: String? }
+            let provider = provider(errorMapper: { response in Challenged(scheme: response.value(forHTTPHeaderField: "WWW-Authenticate")) })
+            // WHEN the server answers 401 with a WWW-Authenticate challenge
+            // THEN the call ends with that 401 (on Linux it would otherwise never complete)
+            await #expect {
+                try await provider.response(call(base, path))
+            } throws: { error in
+                (error as? Challenged)?.scheme?.hasPrefix(path == "/basic-401" ? "Basic" : "Digest") == true
+            }
+        }
+    }
+
+    @Test(arguments: ["/no-status-line", "/bad-content-length", "/short-body", "/truncated-chunked-close",
+                      "/huge-header", "/many-headers", "/redirect-loop", "/redirect-file", "/redirect-data", "/redirect-ftp"])
+    func malformedAnswersEndInAValueOrATypedError(_ path: String) async throws {
+        try await withHostileServer { base in
+            let outcome: String
+            do {
+                let response = try await provider().response(call(base, path))
+                outcome = "HTTP \(response.statusCode), \(response.data.count) bytes"
+                #expect(!path.hasPrefix("/redirect"), "a redirect to another scheme or a loop must not succeed")
+            } catch NetworkError.transportFailed(let error) where path.hasPrefix("/redirect") {
+                outcome = "URLError \(error.code.rawValue)"
+                #expect(error.code == (path == "/redirect-loop" ? .httpTooManyRedirects : .unsupportedURL))
+            } catch let error as NetworkError {
+                outcome = "\(error)"
+                // corelibs parses 100,000 header lines slowly: that one may run into the deadline
+                if case .deadlineExceeded = error, path != "/many-headers" { Issue.record("\(path) ran into the deadline instead of failing by itself") }
+            } catch {
+                Issue.record("\(path) threw an untyped \(type(of: error))")
+                outcome = "untyped"
+            }
+            print("hostile \(path): \(outcome)")
+        }
+    }
+}

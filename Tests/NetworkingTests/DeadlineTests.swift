@@ -1,0 +1,77 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Networking
+import NetworkingTestSupport
+import Testing
+
+/// A call ends with a typed error when its overall deadline passes, whatever the server does.
+@Suite("Deadline", .timeLimit(.minutes(1)))
+struct DeadlineTests {
+    func isDeadlineExceeded(_ error: any Error, _ seconds: TimeInterval) -> Bool {
+        guard case NetworkError.deadlineExceeded(seconds) = error else { return false }
+        return true
+    }
+
+    @Test func anAttemptStillRunningAtTheDeadlineIsCancelled() async throws {
+        // GIVEN a server that answers after 50 s, and a provider whose calls have 1 s
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1", MockResponse.status(200).delayed(by: 50))
+        let provider = server.makeProvider(deadline: 1)
+        // WHEN a call is made, THEN it ends with the deadline error (not after 50 s: the suite's limit is 1 min)
+        await #expect { try await provider.response(TestEndpoint()) } throws: { isDeadlineExceeded($0, 1) }
+        // and the request was stopped
+        #expect(server.interruptedCount == 1)
+    }
+
+    @Test func anEndpointsDeadlineWinsOverTheProviders() async throws {
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1", MockResponse.status(200).delayed(by: 50))
+        struct Quick: Endpoint {
+            var baseURL: URL { URL(string: "https://api.example.com/v1")! }
+            var path: String { "/users/1" }
+            var deadline: TimeInterval? { 1 }
+        }
+        await #expect { try await server.makeProvider(deadline: .infinity).response(Quick()) } throws: { isDeadlineExceeded($0, 1) }
+    }
+
+    @Test func aRetryDelayThatWouldEndAfterTheDeadlineIsNotWaitedFor() async throws {
+        // GIVEN a server that asks for a retry in 20 s, a policy that would wait that long, and a 5 s deadline
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1", .status(503, headers: ["Retry-After": "20"]), .status(200))
+        let delays = RecordedDelays()
+        let provider = server.makeProvider(interceptor: RetryPolicy(maximumDelay: 30), deadline: 5, sleep: delays.sleep)
+        // WHEN the call fails once
+        await #expect { try await provider.response(TestEndpoint()) } throws: { isDeadlineExceeded($0, 5) }
+        // THEN it ended at once, without waiting and without a second attempt
+        #expect(delays.all.isEmpty)
+        #expect(server.requests.count == 1)
+    }
+
+    @Test func retriesWithinTheDeadlineGoOn() async throws {
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1", .status(503, headers: ["Retry-After": "2"]), .status(200))
+        let delays = RecordedDelays()
+        let provider = server.makeProvider(interceptor: RetryPolicy(), deadline: 5, sleep: delays.sleep)
+        #expect(try await provider.response(TestEndpoint()).statusCode == 200)
+        #expect(delays.all == [2])
+    }
+
+    @Test(arguments: [Double.nan, 0, -3])
+    func aDeadlineThatIsNotPositiveIsRefused(_ seconds: Double) async {
+        let server = MockServer()
+        await #expect {
+            try await server.makeProvider(deadline: seconds).response(TestEndpoint())
+        } throws: { error in
+            guard case NetworkError.invalidRequest(field: "deadline", _) = error else { return false }
+            return true
+        }
+        #expect(server.requests.isEmpty)
+    }
+
+    @Test func theErrorSaysWhatHappened() {
+        #expect("\(NetworkError.deadlineExceeded(seconds: 1.5))" == "The call did not finish within its deadline of 1.5 seconds, retries included.")
+        #expect("\(NetworkError.deadlineExceeded(seconds: 120))" == "The call did not finish within its deadline of 120 seconds, retries included.")
+    }
+}
