@@ -173,8 +173,12 @@ public final class NetworkProvider: NetworkProviding {
                     let duration = taskStarted.secondsElapsed
                     events.send { $0.responseDidArrive(received, duration: duration, context: context) }
                 }
-                return try validate(received, for: endpoint, context: context)
+                let validated = try validate(received, for: endpoint, context: context)
+                RefreshRun.current?.record(status: nil, of: context)
+                return validated
             } catch {
+                RefreshRun.current?.record(status: response.map { endpoint.acceptableStatusCodes.contains($0.statusCode) ? nil : $0.statusCode } ?? nil,
+                                           of: context)
                 let error = Self.normalize(error)
                 switch error {
                 case NetworkError.cancelled, NetworkError.invalidRequest, NetworkError.deadlineExceeded:
@@ -220,7 +224,6 @@ public final class NetworkProvider: NetworkProviding {
 
     private func validate(_ response: Response, for endpoint: some Endpoint, context: RequestContext) throws -> Response {
         guard endpoint.acceptableStatusCodes.contains(response.statusCode) else {
-            RefreshObservation.current?.record(status: response.statusCode)
             let error = errorMapper?(response) ?? NetworkError.invalidStatusCode(response.statusCode)
             events.send { $0.validationDidFail(response, error: error, context: context) }
             throw error

@@ -77,8 +77,9 @@ final class SessionObserver {
     var isSignInRequired = false
 
     func observe(_ auth: AuthInterceptor) -> Task<Void, Never> {
-        Task { @MainActor in
-            for await event in auth.events() {
+        let events = auth.events()
+        return Task { @MainActor in
+            for await event in events {
                 if case .sessionExpired = event { isSignInRequired = true }
             }
         }

@@ -26,17 +26,16 @@ struct AuthRefreshRulesTests {
         let clock = TestClock()
         var credential = MockAuthServer.initialCredential
         credential.expiresAt = clock.now + 30
-        let (provider, _) = api.makeAuthenticatedProvider(credential: credential, refreshLeeway: 60, now: { clock.now })
-        // WHEN one request starts the proactive refresh and 200 more come while it runs
+        let (provider, auth) = api.makeAuthenticatedProvider(credential: credential, refreshLeeway: 60, now: { clock.now })
+        // WHEN one request starts the proactive refresh and 200 more come and wait for it
         let first = Task { try await provider.request(api.resource("/items/first"), as: MockAuthServer.Resource.self) }
         await arrived.wait()
         let others = (0..<200).map { id in
             Task { try await provider.request(api.resource("/items/\(id)"), as: MockAuthServer.Resource.self) }
         }
-        for _ in 0..<50 { await Task.yield() }   // lets most of them join the refresh; the result holds either way
+        while await auth.refreshWaiterCount < 201 { await Task.yield() }
         release.fire()
-        // THEN every one of them succeeds with the current token: those that waited share the fallback,
-        // and those that came after the failure do not start another refresh (the pause)
+        // THEN every one of them succeeds with the current token, sharing the initiator's fallback
         #expect(try await first.value.token == "access-0")
         for task in others { #expect(try await task.value.token == "access-0") }
         #expect(api.refreshCount == 1)

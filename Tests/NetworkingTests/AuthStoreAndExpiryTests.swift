@@ -106,15 +106,20 @@ struct AuthStoreAndExpiryTests {
     }
 
     @Test func eventStreamsFinishWhenTheInterceptorIsReleased() async {
-        // GIVEN a subscriber to an interceptor's events
+        // GIVEN a listener task reading an interceptor's events, as the docs show it
         var auth: AuthInterceptor? = AuthInterceptor(baseURL: URL(string: "https://api.example.com")!) { credential, _ in credential }
-        let events = auth?.events()
+        weak let weakAuth = auth
+        let events = auth?.events() ?? AsyncStream(unfolding: { nil })
+        let listener = Task {
+            var count = 0
+            for await _ in events { count += 1 }
+            return count
+        }
         // WHEN the interceptor is released
         auth = nil
-        // THEN the loop ends
-        var count = 0
-        for await _ in events ?? AsyncStream(unfolding: { nil }) { count += 1 }
-        #expect(count == 0 && auth == nil)
+        // THEN it is gone, and the loop ends
+        #expect(weakAuth == nil)
+        #expect(await listener.value == 0)
     }
 
     @Test func aStormAfterAJWTExpiredByTheClockSendsNo401AndOneRefresh() async throws {
@@ -156,10 +161,15 @@ struct AuthStoreAndExpiryTests {
         // GIVEN an expired JWT credential and an interceptor told not to read it
         let api = MockAuthServer(issuesJWTs: true)
         let expired = Credential(accessToken: MockAuthServer.jwt(subject: "access-0", expiresAt: Date() - 60), refreshToken: "refresh-0")
-        let auth = AuthInterceptor(baseURL: api.baseURL, store: InMemoryCredentialStore(expired), readsTokenExpiry: false) { credential, _ in credential }
+        let refreshes = Recorder<String>()
+        let auth = AuthInterceptor(baseURL: api.baseURL, store: InMemoryCredentialStore(expired), readsTokenExpiry: false) { _, _ in
+            refreshes.append("refresh")
+            return Credential(accessToken: "refreshed", refreshToken: "r")
+        }
         // WHEN a request is adapted, THEN the token is sent as it is, without a proactive refresh
         let request = try await auth.adapt(URLRequest(url: api.baseURL.appendingPathComponent("me")), for: RequestContext(endpoint: api.resource("/me")))
         #expect(request.value(forHTTPHeaderField: "Authorization") == "Bearer " + expired.accessToken)
+        #expect(refreshes.count == 0)
     }
 
     @Test func aRejectedRefreshAdoptsTheCredentialAnotherProcessSaved() async throws {
@@ -197,6 +207,92 @@ struct AuthStoreAndExpiryTests {
         // THEN it took the extension's credential from the store instead of failing or refreshing
         #expect(resource.token == "access-2")
         #expect(api.refreshCount == 2)
+    }
+
+    @Test func aChildTaskOfTheRefreshDoesNotDeadlockIt() async throws {
+        // GIVEN a refresh closure that sends through the authenticated provider from a child task (async let)
+        let api = MockAuthServer()
+        let box = ProviderBox()
+        let baseURL = api.baseURL
+        let auth = AuthInterceptor(baseURL: baseURL, store: InMemoryCredentialStore(MockAuthServer.initialCredential)) { credential, _ in
+            guard let provider = box.provider else { throw NetworkError.cancelled }
+            async let tokens = provider.request(MockAuthServer.RefreshEndpoint(baseURL: baseURL, refreshToken: credential.refreshToken),
+                                                as: MockAuthServer.Tokens.self)
+            let fresh = try await tokens
+            return Credential(accessToken: fresh.accessToken, refreshToken: fresh.refreshToken)
+        }
+        let provider = api.mock.makeProvider(interceptor: auth)
+        box.provider = provider
+        // WHEN a request needs a refresh, THEN it succeeds (a deadlock would hit the time limit),
+        // and the child's refresh request carried no token
+        #expect(try await provider.request(api.resource("/items/1"), as: MockAuthServer.Resource.self).token == "access-1")
+        #expect(api.mock.requests(.post, "/v1/auth/refresh").map { $0.header("Authorization") } == [nil])
+    }
+
+    @Test func aStatusSeenByAnUnrelatedTaskDoesNotDecideTheRefresh() async throws {
+        // GIVEN a refresh closure that starts unrelated work (which gets a 400) and whose refresh call times out
+        let api = MockAuthServer()
+        api.mock.stub(.post, "/v1/auth/refresh") { _ in throw URLError(.timedOut) }
+        api.mock.stub(.get, "/v1/flags", .status(400))
+        let publicProvider = api.mock.makeProvider()
+        let store = InMemoryCredentialStore(MockAuthServer.initialCredential)
+        let baseURL = api.baseURL
+        let flagsDone = Signal()
+        let auth = AuthInterceptor(baseURL: baseURL, store: store) { credential, network in
+            Task { _ = try? await publicProvider.response(api.resource("/flags")); flagsDone.fire() }
+            await flagsDone.wait()
+            let tokens = try await network.request(MockAuthServer.RefreshEndpoint(baseURL: baseURL, refreshToken: credential.refreshToken),
+                                                   as: MockAuthServer.Tokens.self)
+            return Credential(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken)
+        }
+        // WHEN a request needs the refresh
+        await #expect {
+            try await api.mock.makeProvider(interceptor: auth).response(api.resource("/items/1"))
+        } throws: { error in
+            // THEN it failed for a transient reason, not as a rejection: the session is kept
+            if case NetworkError.refreshFailed = error { return true } else { return false }
+        }
+        #expect(await store.load() == MockAuthServer.initialCredential)
+    }
+
+    @Test func aFailedSaveNeverRollsTheCredentialBack() async throws {
+        // GIVEN an API whose expired status is 403, and a store whose first save fails
+        actor SaveFailsOnce: CredentialStore {
+            private var credential: Credential?
+            private var failNext = true
+            init(_ credential: Credential?) { self.credential = credential }
+            func load() -> Credential? { credential }
+            func save(_ credential: Credential) throws {
+                if failNext { failNext = false; throw URLError(.cannotCreateFile) }
+                self.credential = credential
+            }
+            func delete() { credential = nil }
+        }
+        let api = MockAuthServer(expiredStatusCode: 403)
+        api.mock.stub(.get, "/v1/admin", .status(403))
+        let (provider, auth) = api.makeAuthenticatedProvider(store: SaveFailsOnce(MockAuthServer.initialCredential))
+        #expect(try await provider.request(api.resource("/items/1"), as: MockAuthServer.Resource.self).token == "access-1")
+        // WHEN a genuine 403 comes moments after the refresh (the store still holds the old credential)
+        await #expect(throws: NetworkError.self) { try await provider.response(api.resource("/admin")) }
+        // THEN the interceptor keeps the refreshed credential, and the session goes on
+        #expect(try await auth.currentCredential() == Credential(accessToken: "access-1", refreshToken: "refresh-1"))
+        #expect(try await provider.request(api.resource("/items/2"), as: MockAuthServer.Resource.self).token == "access-1")
+    }
+
+    @Test func aSignInFreesTheRequestsWaitingOnTheOldSessionsRefresh() async throws {
+        // GIVEN a refresh that does not answer until the end of the test, and a request waiting on it
+        let api = MockAuthServer()
+        let (arrived, release) = (Signal(), Signal())
+        api.onRefresh { arrived.fire(); await release.wait() }
+        let (provider, auth) = api.makeAuthenticatedProvider()
+        defer { release.fire() }
+        let call = Task { try await provider.request(api.resource("/me"), as: MockAuthServer.Resource.self) }
+        await arrived.wait()
+        // WHEN the user signs in
+        let fresh = try await api.mock.makeProvider().request(api.signIn(), as: MockAuthServer.Tokens.self)
+        try await auth.signIn(with: Credential(accessToken: fresh.accessToken, refreshToken: fresh.refreshToken))
+        // THEN the waiting request goes on at once with the new session (a wait would hit the time limit)
+        #expect(try await call.value.token == fresh.accessToken)
     }
 
     @Test func dumpingTheInterceptorShowsNoCredential() async throws {

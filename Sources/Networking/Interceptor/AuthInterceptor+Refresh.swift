@@ -26,34 +26,34 @@ extension AuthInterceptor {
         guard needsProactiveRefresh(current) else { return current.accessToken }
         do {
             return try await token(from: try startRefresh(from: current, proactive: true, for: context), fallback: current)
-        } catch let error where isTransient(error) && isValid(current) {
-            return current.accessToken   // the refresh window is full: the current token still works
+        } catch let error where isTransient(error) {
+            return current.accessToken   // the refresh window is full: the server decides whether it still works
         }
     }
 
-    /// The token `task` refreshes to; if it fails for a transient reason, `fallback`'s while that is
-    /// still valid (a proactive refresh's starting credential, shared by everyone waiting on it).
+    /// The token `task` refreshes to; if it fails for a transient reason, `fallback`'s (a proactive
+    /// refresh's starting credential, shared by everyone waiting on it). The fallback is sent even when
+    /// the device's clock says it has expired: the server's clock decides, and a 401 still refreshes.
     private func token(from task: Task<Credential, any Error>, fallback: Credential?) async throws -> String {
+        refreshWaiterCount += 1
+        defer { refreshWaiterCount -= 1 }
         do {
             return try await task.valueUnlessCancelled().accessToken
         } catch {
-            guard let fallback, isTransient(error), isValid(fallback) else { throw error }
+            guard let fallback, isTransient(error) else { throw error }
             return fallback.accessToken
         }
     }
 
+    /// Whether `current` is refreshed before sending: its expiry is known and within the leeway, it is
+    /// not a refreshed token that was born inside the leeway, and no failed proactive refresh asked
+    /// for a pause (whatever the device's clock says about the token).
     private func needsProactiveRefresh(_ current: Credential) -> Bool {
         guard let expiry, current.accessToken != shortLivedToken else { return false }
         let now = now()
         guard expiry.timeIntervalSince(now) <= refreshLeeway else { return false }
-        if let proactivePausedUntil, now < proactivePausedUntil, expiry > now { return false }
+        if let proactivePausedUntil, now < proactivePausedUntil { return false }
         return true
-    }
-
-    /// Whether `credential`'s access token has not expired yet (true when its expiry is unknown).
-    private func isValid(_ credential: Credential) -> Bool {
-        guard let expiry = expiry(of: credential) else { return true }
-        return expiry > now()
     }
 
     /// Whether a refresh error leaves the session intact (not a rejection, sign-out or cancellation).
@@ -81,8 +81,9 @@ extension AuthInterceptor {
     }
 
     /// A credential another process saved in the shared store since `used` was current, adopted as
-    /// the current one; `nil` when the store holds `used` or nothing. Waits for this interceptor's own
-    /// writes first, so that it never reads back a stale state of its own.
+    /// the current one; `nil` when the store holds `used`, nothing, or a credential this interceptor
+    /// held before (say, after a save failed: never roll back to it). Waits for this interceptor's own
+    /// writes first, so that it never reads back a state of its own still being written.
     private func adoptStoredCredential(insteadOf used: Credential) async -> Credential? {
         let startGeneration = generation
         _ = await lastStoreWrite?.result
@@ -94,7 +95,7 @@ extension AuthInterceptor {
             return nil
         }
         guard startGeneration == generation, credential == used else { return credential }  // changed meanwhile
-        guard let stored, stored != used else { return nil }
+        guard let stored, stored != used, !heldAccessTokens.contains(stored.accessToken) else { return nil }
         credential = stored
         lastRefresh = nil
         shortLivedToken = nil
@@ -114,8 +115,9 @@ extension AuthInterceptor {
         broadcaster.send(.refreshStarted)
         context.events.send { $0.tokenRefreshDidStart(context: context) }
         let network = RefreshSender(provider: context.provider, interceptorID: id)
-        let task = Task { [refresh, runningRefreshes, generation] in
-            let outcome = await runningRefreshes.run { try await refresh(current, network) }
+        let run = RefreshRun(interceptorID: id)
+        let task = Task { [refresh, generation] in
+            let outcome = await run.run { try await refresh(current, network) }
             switch outcome.result {
             case .success: context.events.send { $0.tokenRefreshDidSucceed(context: context) }
             case .failure(let error): context.events.send { $0.tokenRefreshDidFail(error, context: context) }

@@ -9,9 +9,9 @@ import FoundationNetworking
 ///   are in scope (by default the origin of `baseURL`) and whose endpoint ``Endpoint/requiresAuthentication``.
 ///   Throws ``NetworkError/missingCredential`` without sending when there is no credential. When the
 ///   credential's expiry is known (``Credential/expiresAt``, or the `exp` claim of a JWT access token)
-///   and within the leeway, refreshes first; if that refresh fails for a transient reason while the
-///   token is still valid, every request waiting on it is sent with the current token, and no other
-///   proactive refresh starts for ``proactiveRefreshPause`` seconds.
+///   and within the leeway, refreshes first; if that refresh fails for a transient reason, every
+///   request waiting on it is sent with the current token (the server's clock decides whether it still
+///   works), and no other proactive refresh starts for ``proactiveRefreshPause`` seconds.
 /// - **Retry**: on an expired-token status (401 by default) for such a request: if the request carried
 ///   an older token than the current one, resends at once; otherwise starts **one** refresh that every
 ///   request failing with that token waits for, then resends them all. A call is retried for
@@ -30,7 +30,8 @@ import FoundationNetworking
 ///   ``NetworkError/refreshFailed(_:)`` carrying the refresh's error; the credential is kept and a later
 ///   request tries again.
 /// - More refreshes than ``RefreshWindow`` allows stop with ``NetworkError/excessiveRefresh(count:window:)``.
-/// - **Sign-in or sign-out during a refresh** wins: the refresh's result is ignored. Store writes are
+/// - **Sign-in or sign-out during a refresh** wins: the refresh is cancelled, its result ignored, and
+///   the requests waiting on it go on at once with the new session. Store writes are
 ///   made one at a time, each writing the state the interceptor holds at that moment, so the store
 ///   always ends in the latest state.
 /// - Until the next sign-in after a rejected refresh, calls that need a token fail with
@@ -38,7 +39,9 @@ import FoundationNetworking
 ///
 /// The refresh closure is yours. It receives the current credential and a `network` to send the
 /// refresh through: the provider whose call needed the refresh, with the refresh's requests marked so
-/// that they get no token and never trigger a refresh, however the endpoint is spelled.
+/// that they get no token and never trigger a refresh, however the endpoint is spelled. Requests sent
+/// from inside the closure by other means (its own task, or tasks it starts) are treated the same way
+/// while the refresh runs, and normally after it.
 ///
 /// ```swift
 /// let auth = AuthInterceptor(baseURL: api, store: store) { credential, network in
@@ -81,12 +84,22 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
     nonisolated let isRejection: (@Sendable (any Error) -> Bool)?
     nonisolated let now: @Sendable () -> Date
     nonisolated let broadcaster = AuthEventBroadcaster()
-    nonisolated let runningRefreshes = RunningRefreshes()
 
-    /// The credential in use; `expiry` follows it.
+    /// The credential in use; `expiry` and `heldAccessTokens` follow it.
     var credential: Credential? {
-        didSet { expiry = credential.flatMap(expiry(of:)) }
+        didSet {
+            expiry = credential.flatMap(expiry(of:))
+            if let oldValue, oldValue.accessToken != credential?.accessToken {
+                if heldAccessTokens.count >= 64 { heldAccessTokens.removeAll() }   // a bound, not a history
+                heldAccessTokens.insert(oldValue.accessToken)
+            }
+        }
     }
+    /// Access tokens of credentials this interceptor held before the current one: the store is never
+    /// read back into one of them.
+    var heldAccessTokens: Set<String> = []
+    /// Requests waiting for a running refresh (for tests).
+    var refreshWaiterCount = 0
     /// When ``credential``'s access token expires, if known.
     var expiry: Date?
     var isLoaded = false
@@ -177,10 +190,12 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
     // MARK: Session
 
     /// A new stream of ``AuthEvent``s for this subscriber (any number may listen). It finishes when
-    /// the interceptor is released.
+    /// the interceptor is released; make the stream before the task that reads it, so that the task
+    /// holds the stream and not the interceptor.
     ///
     /// ```swift
-    /// Task { for await event in auth.events() { if case .sessionExpired = event { showSignIn() } } }
+    /// let events = auth.events()
+    /// Task { for await event in events { if case .sessionExpired = event { showSignIn() } } }
     /// ```
     public nonisolated func events() -> AsyncStream<AuthEvent> {
         broadcaster.subscribe()
@@ -210,6 +225,7 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
         proactivePausedUntil = nil
         proactiveFallback = nil
         generation += 1
+        refreshTask?.cancel()   // its result is ignored: free its waiters now, with this session
         refreshTask = nil
     }
 
@@ -254,12 +270,13 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
     private nonisolated var noteKey: String { "AuthInterceptor.\(id)" }
 
     /// Whether `request` is one this interceptor authenticates: for an endpoint that requires
-    /// authentication, in scope, and not sent by this interceptor's own refresh.
+    /// authentication, in scope, and not sent by this interceptor's own refresh (see ``RefreshRun``).
     private nonisolated func needsToken(_ request: URLRequest, _ context: RequestContext) -> Bool {
         guard context.refreshing != id, context.endpoint.requiresAuthentication, let url = request.url,
               scope.contains(Origin(url))
         else { return false }
-        return !runningRefreshes.containsCurrentTask()
+        if let run = RefreshRun.current, run.interceptorID == id, run.isRunning { return false }
+        return true
     }
 
     /// When `credential`'s access token expires, if known.

@@ -3,79 +3,83 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// How an ``AuthInterceptor`` recognises the requests of its own token refresh, without a task-local
-/// that other work could inherit:
+/// One running token refresh of an ``AuthInterceptor``, and how its requests are recognised:
 ///
-/// - calls sent through the `network` its refresh closure receives carry the interceptor's identity in
+/// - calls sent through the `network` the refresh closure receives carry the interceptor's identity in
 ///   their ``RequestContext``, whichever task sends them;
-/// - calls sent from the very task that runs the refresh closure (say, through a provider the app
-///   keeps elsewhere) are recognised by that task's identity, only while the refresh runs. A task
-///   spawned inside the closure is a different task: it is authenticated normally.
-final class RunningRefreshes: @unchecked Sendable {
-    // @unchecked: `tasks` is guarded by `lock`.
-    private let lock = NSLock()
-    private var tasks: [Int] = []
+/// - calls sent from the refresh's task, or from a task started inside the refresh closure, see this
+///   run as their task-local ``current``, but only *while the refresh runs*: such a call gets no token
+///   and never waits for or triggers a refresh (so a child task the closure awaits cannot deadlock it).
+///   Once the refresh has ended, the mark means nothing: a task spawned during the refresh that sends
+///   afterwards is authenticated normally.
+///
+/// The run also keeps the status of the last HTTP response a provider did not accept for one of the
+/// refresh's own calls (or `nil` when that call failed without one, or succeeded), so that a rejected
+/// refresh token is recognised from the HTTP status whatever the app's error mapper made of it. The
+/// refresh's own calls are those sent through `network`, and those sent from the refresh's task itself;
+/// not those of tasks started inside the closure, which may be about anything.
+final class RefreshRun: @unchecked Sendable {
+    // @unchecked: `running` and `lastStatus` are guarded by `lock`.
 
-    /// Runs `refresh` in the current task, marked as a refresh task while it runs, and returns its
-    /// result with the status of the last unacceptable HTTP response a provider saw while it ran.
+    /// The run whose scope the current task is in, if any.
+    @TaskLocal static var current: RefreshRun?
+
+    /// The identity of the interceptor refreshing.
+    let interceptorID: UUID
+    private let lock = NSLock()
+    private var running = true
+    private var lastStatus: Int?
+    /// The refresh's own task, by identity (a hash of the task's address: unique among live tasks).
+    private var task: Int?
+
+    init(interceptorID: UUID) {
+        self.interceptorID = interceptorID
+    }
+
+    /// Runs `refresh` in this run's scope and returns its result with the status of the last
+    /// unacceptable response of the last call made in the scope.
     func run(_ refresh: () async throws -> Credential) async -> (result: Result<Credential, any Error>, status: Int?) {
-        let task = Self.currentTask()
-        insert(task)
-        defer { remove(task) }
-        let recorder = StatusRecorder()
+        setTask(withUnsafeCurrentTask { $0?.hashValue })
         let result: Result<Credential, any Error>
         do {
-            result = .success(try await RefreshObservation.$current.withValue(recorder) { try await refresh() })
+            result = .success(try await Self.$current.withValue(self) { try await refresh() })
         } catch {
             result = .failure(error)
         }
-        return (result, recorder.status)
+        return (result, end())
     }
 
-    private func insert(_ task: Int) {
+    /// Whether the refresh is still running.
+    var isRunning: Bool {
         lock.lock(); defer { lock.unlock() }
-        tasks.append(task)
+        return running
     }
 
-    private func remove(_ task: Int) {
+    /// Notes how a call made in the scope ended, if it is one of the refresh's own (see above): `status`
+    /// is that of the response the provider did not accept, or `nil` for a success or a failure without
+    /// a response.
+    func record(status: Int?, of context: RequestContext) {
+        let own = context.refreshing == interceptorID || withUnsafeCurrentTask { $0?.hashValue } == taskIdentity
+        guard own else { return }
         lock.lock(); defer { lock.unlock() }
-        if let index = tasks.firstIndex(of: task) { tasks.remove(at: index) }
+        if running { lastStatus = status }
     }
 
-    /// Whether the current task is running a refresh of this interceptor.
-    func containsCurrentTask() -> Bool {
+    private var taskIdentity: Int? {
         lock.lock(); defer { lock.unlock() }
-        guard !tasks.isEmpty else { return false }
-        return tasks.contains(Self.currentTask())
+        return task
     }
 
-    /// An identity of the current task, unique among the tasks alive at the same time.
-    private static func currentTask() -> Int {
-        withUnsafeCurrentTask { $0?.hashValue } ?? 0
-    }
-}
-
-/// Lets the provider report, to a running refresh, the status of a response it did not accept, so
-/// that a rejected refresh token is recognised even when an error mapper turned it into an app error.
-/// Observation only: it changes nothing about how any request is sent.
-enum RefreshObservation {
-    @TaskLocal static var current: StatusRecorder?
-}
-
-/// The status of the last unacceptable response seen during one refresh.
-final class StatusRecorder: @unchecked Sendable {
-    // @unchecked: `last` is guarded by `lock`.
-    private let lock = NSLock()
-    private var last: Int?
-
-    func record(status: Int) {
+    private func setTask(_ identity: Int?) {
         lock.lock(); defer { lock.unlock() }
-        last = status
+        task = identity
     }
 
-    var status: Int? {
+    /// Ends the run; returns the last recorded status.
+    private func end() -> Int? {
         lock.lock(); defer { lock.unlock() }
-        return last
+        running = false
+        return lastStatus
     }
 }
 
