@@ -18,7 +18,7 @@ import Networking
 /// #expect(server.requests.count == 1)
 /// ```
 public final class MockServer: @unchecked Sendable {
-    // @unchecked: `stubs`, `received` and `interrupted` are guarded by `lock`.
+    // @unchecked: `stubs`, `received`, `firstKept`, `dropped` and `interrupted` are guarded by `lock`.
 
     /// Answers one request.
     public typealias Handler = @Sendable (RecordedRequest) async throws -> MockResponse
@@ -34,10 +34,21 @@ public final class MockServer: @unchecked Sendable {
     private let lock = NSLock()
     private var stubs: [Stub] = []
     private var received: [RecordedRequest] = []
+    /// How many of the oldest recordings were dropped to stay within ``recordingLimit``.
+    private var dropped = 0
+    /// The index in `received` of the oldest request still kept.
+    private var firstKept = 0
     private var interrupted = 0
 
+    /// The most requests kept in ``requests``; older ones are dropped first (a soak test with millions
+    /// of requests keeps bounded memory). About 600 bytes each, plus the bodies.
+    public let recordingLimit: Int
+
     /// Creates an empty server. Unmatched requests get a `404` whose body names the request.
-    public init() {
+    ///
+    /// - Parameter recordingLimit: the most requests kept in ``requests``; 10,000 by default.
+    public init(recordingLimit: Int = 10_000) {
+        self.recordingLimit = max(recordingLimit, 0)
         MockURLProtocol.register(self)
     }
 
@@ -72,15 +83,30 @@ public final class MockServer: @unchecked Sendable {
 
     // MARK: What was received
 
-    /// Every request received, in arrival order.
+    /// Every request received, in arrival order: the last ``recordingLimit`` of them.
     public var requests: [RecordedRequest] {
         lock.lock(); defer { lock.unlock() }
-        return received
+        return Array(received[firstKept...])
     }
 
     /// The requests received for `method` + `path`.
     public func requests(_ method: HTTPMethod, _ path: String) -> [RecordedRequest] {
         requests.filter { $0.method == method.rawValue && $0.path == path }
+    }
+
+    /// How many requests were received but are no longer in ``requests`` (beyond ``recordingLimit``).
+    public var droppedRecordingCount: Int {
+        lock.lock(); defer { lock.unlock() }
+        return dropped
+    }
+
+    /// Forgets the requests received so far and the interrupted count; the stubs stay.
+    public func clearRecordings() {
+        lock.lock(); defer { lock.unlock() }
+        received.removeAll()
+        firstKept = 0
+        dropped = 0
+        interrupted = 0
     }
 
     /// How many requests were stopped (`stopLoading`) before their response was delivered,
@@ -145,6 +171,14 @@ public final class MockServer: @unchecked Sendable {
     func receive(_ request: RecordedRequest) -> Handler {
         lock.lock(); defer { lock.unlock() }
         received.append(request)
+        if received.count - firstKept > recordingLimit {
+            firstKept += 1
+            dropped += 1
+            if firstKept >= max(recordingLimit, 64) {   // compact now and then: amortised O(1) per request
+                received.removeFirst(firstKept)
+                firstKept = 0
+            }
+        }
         let match = stubs.last { stub in
             stub.method?.rawValue == request.method && stub.path == request.path
         } ?? stubs.last { $0.method == nil }

@@ -65,15 +65,15 @@ private final class Load: @unchecked Sendable {
     private var work: Task<Void, Never>?
     private var finished = false
     private var server: MockServer?
-    /// The task's work queue, found once in `start` (which URLSession calls on that queue).
-    private var queue: DispatchQueue?
+    /// Where the client is called: found once in `start`.
+    private var reporter: ClientThread?
 
     func start(_ recorded: RecordedRequest, on server: MockServer?, owner: MockURLProtocol) {
-        let queue = Self.workQueue(of: owner.task)
+        let reporter = ClientThread.current(for: owner.task)
         lock.lock()
         self.owner = owner
         self.server = server
-        self.queue = queue
+        self.reporter = reporter
         lock.unlock()
         guard let server else { return fail(URLError(.unsupportedURL)) }
         let handler = server.receive(recorded)
@@ -130,8 +130,8 @@ private final class Load: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` once, unless the load was already finished or stopped, on the task's work queue
-    /// where there is one (see ``workQueue(of:)``).
+    /// Runs `body` once, unless the load was already finished or stopped, where the client expects
+    /// to be called (see ``ClientThread``).
     private func finish(_ body: @escaping @Sendable (any URLProtocolClient, MockURLProtocol) -> Void) {
         let report: @Sendable () -> Void = { [self] in
             lock.lock()
@@ -141,31 +141,64 @@ private final class Load: @unchecked Sendable {
             if let client = owner.client { body(client, owner) }
         }
         lock.lock()
-        let queue = self.queue
+        let reporter = self.reporter
         lock.unlock()
-        if let queue {
-            queue.async(execute: report)
-        } else {
-            report()
+        if let reporter { reporter.run(report) } else { report() }
+    }
+}
+
+/// Where a URL protocol's client must be called.
+///
+/// - Linux: swift-corelibs-foundation reads its task registry in the client callbacks, and that
+///   registry may only be touched on the task's internal `workQueue`; calling the client from another
+///   thread races with the session and crashed 5 runs in 10 under load. The queue is not public, so it
+///   is found by reflection, and if a toolchain renames it the mock stops with a message that says so
+///   (``workQueue(of:)`` has a test of its own), rather than crash at random.
+/// - Apple platforms: the URL loading system expects the client on the thread that called
+///   `startLoading`, whose run loop is running; the calls are scheduled on that run loop.
+struct ClientThread: @unchecked Sendable {
+    // @unchecked: a DispatchQueue is thread-safe; a RunLoop is only used through `perform` and a wake-up,
+    // which may be called from any thread.
+    #if canImport(FoundationNetworking)
+    let queue: DispatchQueue
+
+    /// The calling thread's reporter, for `task` (call from `startLoading`).
+    static func current(for task: URLSessionTask?) -> ClientThread? {
+        guard let task else { return nil }
+        guard let queue = workQueue(of: task) else {
+            fatalError("""
+                MockURLProtocol: swift-corelibs-foundation's URLSessionTask has no `workQueue` any more, so the                 mock cannot call URLSession back safely. This toolchain changed its internals: update                 ClientThread.workQueue(of:) in NetworkingTestSupport.
+                """)
         }
+        return ClientThread(queue: queue)
     }
 
-    /// The queue a URLSession task must be reported on.
-    ///
-    /// swift-corelibs-foundation (Linux) reads its task registry in the client callbacks, and that
-    /// registry may only be touched on the task's internal `workQueue`; calling the client from another
-    /// thread races with the session and crashes under load. The queue is not public, so it is found by
-    /// reflection. Apple's Foundation allows the client from any thread, so there this returns nil.
-    private static func workQueue(of task: URLSessionTask?) -> DispatchQueue? {
-        #if canImport(FoundationNetworking)
-        var mirror = task.map { Mirror(reflecting: $0) }
+    func run(_ body: @escaping @Sendable () -> Void) {
+        queue.async(execute: body)
+    }
+
+    /// `task`'s private work queue, found by reflection; `nil` when this toolchain has none.
+    static func workQueue(of task: URLSessionTask) -> DispatchQueue? {
+        var mirror: Mirror? = Mirror(reflecting: task)
         while let current = mirror {
             if let queue = current.children.first(where: { $0.label == "workQueue" })?.value as? DispatchQueue {
                 return queue
             }
             mirror = current.superclassMirror
         }
-        #endif
         return nil
     }
+    #else
+    let runLoop: RunLoop
+
+    /// The calling thread's reporter (call from `startLoading`).
+    static func current(for task: URLSessionTask?) -> ClientThread? {
+        ClientThread(runLoop: RunLoop.current)
+    }
+
+    func run(_ body: @escaping @Sendable () -> Void) {
+        runLoop.perform(inModes: [.common], block: body)
+        CFRunLoopWakeUp(runLoop.getCFRunLoop())
+    }
+    #endif
 }
