@@ -52,6 +52,11 @@ public protocol Endpoint: Sendable {
     /// for. `.infinity` means none; zero, a negative value or NaN fails the call with
     /// ``NetworkError/invalidRequest(field:reason:)``. Default: `nil`.
     var deadline: TimeInterval? { get }
+    /// The largest response body a call to this endpoint accepts, in bytes, or `nil` for the provider's
+    /// (``NetworkProvider/defaultMaximumResponseSize``, 64 MiB, unless the provider was given another).
+    /// A larger body, or a larger declared `Content-Length`, fails the call with
+    /// ``NetworkError/responseTooLarge(limit:)``. Default: `nil`.
+    var maximumResponseSize: Int? { get }
     /// The status codes that count as success; any other throws ``NetworkError/invalidStatusCode(_:)``.
     /// Default: `200..<300`.
     var acceptableStatusCodes: Set<Int> { get }
@@ -69,6 +74,7 @@ extension Endpoint {
     public var body: RequestBody { .none }
     public var timeout: TimeInterval? { nil }
     public var deadline: TimeInterval? { nil }
+    public var maximumResponseSize: Int? { nil }
     public var acceptableStatusCodes: Set<Int> { StatusCodes.success }
     public var requiresAuthentication: Bool { true }
 }

@@ -63,6 +63,9 @@ public enum NetworkError: Error, Sendable {
     /// whatever the server was doing: slow headers, a trickling body, endless interim responses, or
     /// retries and their delays. Carries the deadline in seconds.
     case deadlineExceeded(seconds: TimeInterval)
+    /// The response body, or the length the server declared for it, is larger than the call allows
+    /// (``Endpoint/maximumResponseSize``, or the provider's). Carries the limit in bytes.
+    case responseTooLarge(limit: Int)
 }
 
 extension NetworkError: CustomStringConvertible, LocalizedError {
@@ -94,6 +97,8 @@ extension NetworkError: CustomStringConvertible, LocalizedError {
             return "The access token was refreshed \(count) time\(count == 1 ? "" : "s") \(Self.span(window)); refreshing stopped."
         case let .refreshFailed(error):
             return "The access token could not be refreshed: \(Self.describe(error))"
+        case let .responseTooLarge(limit):
+            return "The response body is larger than the \(limit) bytes this call allows."
         case let .deadlineExceeded(seconds):
             return "The call did not finish within its deadline of \(Self.seconds(seconds)), retries included."
         case let .retryAfter(seconds, statusCode):

@@ -25,6 +25,8 @@ public final class NetworkProvider: NetworkProviding {
     /// The default overall deadline of a call, in seconds: 120. It covers every attempt, retry delay
     /// and redirect of the call; see ``Endpoint/deadline``.
     public static let defaultDeadline: TimeInterval = 120
+    /// The default largest response body of a call, in bytes: 64 MiB. See ``Endpoint/maximumResponseSize``.
+    public static let defaultMaximumResponseSize = 64 * 1_024 * 1_024
 
     /// The session every request is sent through.
     public let session: URLSession
@@ -34,6 +36,8 @@ public final class NetworkProvider: NetworkProviding {
     public let maximumAttempts: Int
     /// The overall deadline of a call whose endpoint names none, in seconds (`.infinity` for none).
     public let deadline: TimeInterval
+    /// The largest response body of a call whose endpoint names none, in bytes.
+    public let maximumResponseSize: Int
     private let encoder: JSONEncoder
     private let decoder: JSONDecoder
     private let errorMapper: ErrorResponseMapper?
@@ -55,6 +59,9 @@ public final class NetworkProvider: NetworkProviding {
     ///   - deadline: the overall deadline of a call whose ``Endpoint/deadline`` is `nil`, in seconds;
     ///     ``defaultDeadline`` (120 s) by default, `.infinity` for none. When it passes, the call throws
     ///     ``NetworkError/deadlineExceeded(seconds:)``, whatever the server is doing.
+    ///   - maximumResponseSize: the largest response body of a call whose
+    ///     ``Endpoint/maximumResponseSize`` is `nil`, in bytes; ``defaultMaximumResponseSize`` (64 MiB)
+    ///     by default. A larger one ends the call with ``NetworkError/responseTooLarge(limit:)``.
     ///   - errorMapper: turns an unacceptable response into the app's error; see ``ErrorResponseMapper``.
     ///   - monitors: observers of every call; see ``EventMonitor`` for when they are called.
     ///   - sleep: waits out a ``RetryResult/retryWithDelay(_:)``; by default `Task.sleep`. Tests pass one
@@ -66,6 +73,7 @@ public final class NetworkProvider: NetworkProviding {
         decoder: JSONDecoder = JSONDecoder(),
         maximumAttempts: Int = NetworkProvider.defaultMaximumAttempts,
         deadline: TimeInterval = NetworkProvider.defaultDeadline,
+        maximumResponseSize: Int = NetworkProvider.defaultMaximumResponseSize,
         errorMapper: ErrorResponseMapper? = nil,
         monitors: [any EventMonitor] = [],
         sleep: @escaping @Sendable (TimeInterval) async throws -> Void = NetworkProvider.taskSleep
@@ -77,6 +85,7 @@ public final class NetworkProvider: NetworkProviding {
         self.decoder = decoder
         self.maximumAttempts = max(1, maximumAttempts)
         self.deadline = deadline
+        self.maximumResponseSize = max(maximumResponseSize, 0)
         self.errorMapper = errorMapper
         self.events = EventDispatcher(monitors)
         self.sleep = sleep
@@ -167,6 +176,7 @@ public final class NetworkProvider: NetworkProviding {
                 if !events.isEmpty { events.send { [request] in $0.taskDidStart(request, context: context) } }
                 let taskStarted = DispatchTime.now()
                 let (data, httpResponse) = try await send(request, builtAs: chain == nil ? nil : built, deadline: deadline)
+                try Self.checkSize(of: data, declaredBy: httpResponse, limit: endpoint.maximumResponseSize ?? maximumResponseSize)
                 let received = Response(data: data, httpResponse: httpResponse, request: request)
                 response = received
                 if !events.isEmpty {
@@ -181,7 +191,7 @@ public final class NetworkProvider: NetworkProviding {
                                            of: context)
                 let error = Self.normalize(error)
                 switch error {
-                case NetworkError.cancelled, NetworkError.invalidRequest, NetworkError.deadlineExceeded:
+                case NetworkError.cancelled, NetworkError.invalidRequest, NetworkError.deadlineExceeded, NetworkError.responseTooLarge:
                     throw error   // never worth another attempt
                 default: break
                 }
@@ -286,6 +296,20 @@ public final class NetworkProvider: NetworkProviding {
         } onCancel: {
             handle.cancel()
         }
+    }
+
+    /// Throws ``NetworkError/responseTooLarge(limit:)`` when the body, or the `Content-Length` the server
+    /// declared, is over `limit` bytes.
+    ///
+    /// On Linux, URLSession hands the provider a body once it is complete, so this check bounds what the
+    /// app decodes and keeps, not the memory used while the body arrives; the deadline bounds how long
+    /// that lasts.
+    static func checkSize(of data: Data, declaredBy response: HTTPURLResponse, limit: Int) throws {
+        if data.count > limit { throw NetworkError.responseTooLarge(limit: limit) }
+        guard let declared = response.value(forHTTPHeaderField: "Content-Length"),
+              let length = Int(declared.trimmingCharacters(in: .whitespaces)), length > limit
+        else { return }
+        throw NetworkError.responseTooLarge(limit: limit)
     }
 
     /// Maps what URLSession and Swift concurrency throw to ``NetworkError`` where one fits.

@@ -127,7 +127,7 @@ public final class MockServer: @unchecked Sendable {
     }
 
     /// A session configuration whose requests are answered by ``MockURLProtocol``. Requests must be
-    /// routed with ``route(_:)``; ``makeProvider(interceptor:encoder:decoder:maximumAttempts:deadline:errorMapper:monitors:sleep:)``
+    /// routed with ``route(_:)``; ``makeProvider(interceptor:encoder:decoder:maximumAttempts:deadline:maximumResponseSize:errorMapper:monitors:sleep:)``
     /// does that for you.
     public func makeConfiguration() -> URLSessionConfiguration {
         let configuration = URLSessionConfiguration.ephemeral
@@ -144,6 +144,7 @@ public final class MockServer: @unchecked Sendable {
         decoder: JSONDecoder = JSONDecoder(),
         maximumAttempts: Int = NetworkProvider.defaultMaximumAttempts,
         deadline: TimeInterval = NetworkProvider.defaultDeadline,
+        maximumResponseSize: Int = NetworkProvider.defaultMaximumResponseSize,
         errorMapper: ErrorResponseMapper? = nil,
         monitors: [any EventMonitor] = [],
         sleep: @escaping @Sendable (TimeInterval) async throws -> Void = NetworkProvider.taskSleep
@@ -160,6 +161,7 @@ public final class MockServer: @unchecked Sendable {
             decoder: decoder,
             maximumAttempts: maximumAttempts,
             deadline: deadline,
+            maximumResponseSize: maximumResponseSize,
             errorMapper: errorMapper,
             monitors: monitors,
             sleep: sleep

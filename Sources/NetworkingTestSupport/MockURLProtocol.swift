@@ -6,7 +6,7 @@ import FoundationNetworking
 /// A `URLProtocol` that answers requests from the ``MockServer`` named in their
 /// ``serverHeader``, without touching the network.
 ///
-/// You rarely use it directly: ``MockServer/makeProvider(interceptor:encoder:decoder:maximumAttempts:deadline:errorMapper:monitors:sleep:)``
+/// You rarely use it directly: ``MockServer/makeProvider(interceptor:encoder:decoder:maximumAttempts:deadline:maximumResponseSize:errorMapper:monitors:sleep:)``
 /// wires it up. Requests without the header are left to other protocols.
 public final class MockURLProtocol: URLProtocol {
 

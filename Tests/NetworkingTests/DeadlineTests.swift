@@ -75,3 +75,43 @@ struct DeadlineTests {
         #expect("\(NetworkError.deadlineExceeded(seconds: 120))" == "The call did not finish within its deadline of 120 seconds, retries included.")
     }
 }
+
+/// A response body larger than the call allows ends in a typed error, never in the app's decoder.
+@Suite("Response size limit")
+struct ResponseSizeTests {
+    func isTooLarge(_ error: any Error, _ limit: Int) -> Bool {
+        guard case NetworkError.responseTooLarge(limit) = error else { return false }
+        return true
+    }
+
+    @Test func aBodyOverTheLimitIsRefused() async throws {
+        // GIVEN a server answering 2,048 bytes, and a provider allowing 1,024
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1", MockResponse(body: Data(count: 2_048)))
+        let provider = server.makeProvider(maximumResponseSize: 1_024)
+        // WHEN the call is made, THEN it fails with the limit, and is not retried
+        await #expect { try await provider.response(TestEndpoint()) } throws: { isTooLarge($0, 1_024) }
+        #expect(server.requests.count == 1)
+        // and a body at the limit is fine
+        server.stub(.get, "/v1/users/1", MockResponse(body: Data(count: 1_024)))
+        #expect(try await provider.response(TestEndpoint()).data.count == 1_024)
+    }
+
+    @Test func aDeclaredLengthOverTheLimitIsRefused() async throws {
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1", MockResponse(headers: ["Content-Length": "999999999"], body: Data(count: 10)))
+        await #expect { try await server.makeProvider(maximumResponseSize: 1_024).response(TestEndpoint()) } throws: { isTooLarge($0, 1_024) }
+    }
+
+    @Test func anEndpointsLimitWinsOverTheProviders() async throws {
+        struct Small: Endpoint {
+            var baseURL: URL { URL(string: "https://api.example.com/v1")! }
+            var path: String { "/users/1" }
+            var maximumResponseSize: Int? { 10 }
+        }
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1", MockResponse(body: Data(count: 100)))
+        await #expect { try await server.makeProvider().response(Small()) } throws: { isTooLarge($0, 10) }
+        #expect("\(NetworkError.responseTooLarge(limit: 10))" == "The response body is larger than the 10 bytes this call allows.")
+    }
+}
