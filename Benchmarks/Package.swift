@@ -4,11 +4,23 @@ import PackageDescription
 let package = Package(
     name: "NetworkingBenchmarks",
     platforms: [.macOS(.v13), .iOS(.v16)],
+    products: [
+        .executable(name: "probe", targets: ["Probe"]),
+    ],
     dependencies: [
         .package(name: "Networking", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
+        // A plain driver for callgrind and dhat (compare.sh): no benchmark harness around the loops.
+        .executableTarget(
+            name: "Probe",
+            dependencies: [
+                .product(name: "Networking", package: "Networking"),
+                .product(name: "NetworkingTestSupport", package: "Networking"),
+            ],
+            path: "Probe"
+        ),
         .executableTarget(
             name: "NetworkingBenchmarks",
             dependencies: [

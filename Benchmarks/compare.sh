@@ -1,5 +1,15 @@
 #!/usr/bin/env bash
-# Runs every benchmark once, in one process pinned to CPU 0, and prints the comparisons from that run:
+# Prints, first, the headline figures: instruction and allocation counts from valgrind (callgrind and dhat),
+# which repeat within 1% whatever else the machine does, for the provider against raw URLSession doing the
+# same work (building its URL, data(for:), checking 2xx, decoding), per request:
+#
+#   sequential-instructions: <provider ÷ raw>x     one request after another, through the mock URLProtocol
+#   concurrent-instructions: <provider ÷ raw>x     batches of 64 concurrent requests, through the mock
+#   tcp-instructions: <provider ÷ raw>x            one after another, to a loopback server this script starts
+#   allocations: <provider ÷ raw>x                 sequential, through the mock
+#
+# (Benchmarks/Probe runs each mode with N and 3N requests; the difference drops start-up.) Then it runs every
+# package-benchmark once, in one process pinned to CPU 0, and prints the wall-clock comparisons of that run:
 #
 #   sequential: <provider ÷ raw URLSession, median wall-clock time>x
 #   concurrent: <same, 64 concurrent tasks>x
@@ -23,6 +33,51 @@ scratch="$here/.build"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
+# --- Instruction and allocation counts (the headline) -------------------------------------------------
+echo "== building the probe (release, DWARF 4 for valgrind 3.19)" >&2
+if ! swift build -c release --product probe -Xswiftc -dwarf-version=4 --scratch-path "$here/.build-probe" >"$work/probe-build.log" 2>&1; then
+  cat "$work/probe-build.log" >&2
+  echo "compare.sh: the probe build failed" >&2
+  exit 1
+fi
+probe="$here/.build-probe/release/probe"
+
+# The loopback server for the TCP figures; it exits when this script's end closes its stdin.
+mkfifo "$work/server-stdin"
+python3 "$here/loopback_server.py" <"$work/server-stdin" >"$work/server-port" &
+exec 9>"$work/server-stdin"
+for _ in $(seq 50); do [ -s "$work/server-port" ] && break; sleep 0.1; done
+port="$(head -n 1 "$work/server-port")"
+[ -n "$port" ] || { echo "compare.sh: the loopback server did not start" >&2; exit 1; }
+
+# instructions MODE REQUESTS: the total callgrind counted for one probe run.
+instructions() {
+  valgrind --tool=callgrind --callgrind-out-file=/dev/null "$probe" "$1" "$2" "$port" 2>&1 \
+    | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+}
+# blocks MODE REQUESTS: the heap blocks dhat counted for one probe run.
+blocks() {
+  valgrind --tool=dhat --dhat-out-file=/dev/null "$probe" "$1" "$2" "$port" 2>&1 \
+    | sed -n 's/.*Total: *[0-9,]* bytes in \([0-9,]*\) blocks.*/\1/p' | tr -d ,
+}
+# per_request COUNTER MODE LOW: what one request adds, from runs of LOW and 3×LOW requests.
+per_request() {
+  local low high a b
+  low="$3"; high=$((3 * low))
+  a="$("$1" "$2" "$low")"; b="$("$1" "$2" "$high")"
+  [ -n "$a" ] && [ -n "$b" ] || { echo "compare.sh: valgrind gave no count for $2" >&2; exit 1; }
+  echo $(( (b - a) / (high - low) ))
+}
+headline() {
+  awk -v name="$1" -v p="$2" -v r="$3" -v unit="$4" 'BEGIN { printf "%s: %.3fx (provider %d, raw %d %s per request)\n", name, p / r, p, r, unit }'
+}
+echo "== counting instructions and allocations with valgrind (about 2 minutes)" >&2
+headline sequential-instructions "$(per_request instructions provider-sequential 200)" "$(per_request instructions raw-sequential 200)" instructions
+headline concurrent-instructions "$(per_request instructions provider-concurrent 256)" "$(per_request instructions raw-concurrent 256)" instructions
+headline tcp-instructions "$(per_request instructions provider-tcp 200)" "$(per_request instructions raw-tcp 200)" instructions
+headline allocations "$(per_request blocks provider-sequential 200)" "$(per_request blocks raw-sequential 200)" blocks
+
+# --- Wall clock (package-benchmark) ---------------------------------------------------------------------
 # Build unpinned (both CPUs): the plugin, its tool and the benchmark executable. `benchmark list` builds
 # everything the run needs, so the pinned run below only measures.
 echo "== building the benchmarks (release)" >&2

@@ -1,0 +1,116 @@
+// A driver for instruction and allocation counts (valgrind's callgrind and dhat), run by
+// `Benchmarks/compare.sh`: `probe <mode> <requests> [port]`.
+//
+// Modes send the same GET + JSON decode either with raw `URLSession.data(for:)` + `JSONDecoder` (building
+// the URL from the base URL and path, as an app would) or through `NetworkProvider`:
+//   raw-sequential, provider-sequential     one after another, through the mock URLProtocol
+//   raw-concurrent, provider-concurrent     batches of 64 concurrent tasks, through the mock
+//   raw-tcp, provider-tcp                   one after another, to a loopback server on <port>
+// compare.sh runs each mode twice (with N and 3N requests) and takes the difference, so that start-up
+// cancels out. `main` is synchronous and waits on a detached task: callgrind crashes on an async main here.
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Networking
+import NetworkingTestSupport
+
+struct User: Codable, Sendable {
+    var id: Int
+    var name: String
+    var email: String
+    var isActive: Bool
+    var roles: [String]
+    var createdAt: String
+    var address: Address
+
+    struct Address: Codable, Sendable {
+        var street: String
+        var city: String
+        var postcode: String
+        var country: String
+    }
+
+    static let sample = User(id: 1, name: "Kim Lee", email: "kim.lee@example.com", isActive: true, roles: ["admin", "editor", "viewer"],
+                             createdAt: "2024-05-01T12:00:00Z",
+                             address: Address(street: "1 Infinite Loop", city: "Seoul", postcode: "04524", country: "KR"))
+}
+
+struct UserEndpoint: Endpoint {
+    let baseURL: URL
+    var path: String { "/users/1" }
+}
+
+enum Failure: Error { case status(Int) }
+
+/// What an app writing raw URLSession code does: join the URL, send, check 2xx, decode.
+struct RawClient: Sendable {
+    let session: URLSession
+    let baseURL: URL
+    let route: @Sendable (URLRequest) -> URLRequest
+    let decoder = JSONDecoder()
+
+    func user() async throws -> User {
+        let request = route(URLRequest(url: baseURL.appendingPathComponent("users/1")))
+        let (data, response) = try await session.data(for: request)
+        guard let http = response as? HTTPURLResponse, (200..<300).contains(http.statusCode) else { throw Failure.status(-1) }
+        return try decoder.decode(User.self, from: data)
+    }
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 3, let count = Int(arguments[2]) else {
+    FileHandle.standardError.write(Data("usage: probe <mode> <requests> [port]\n".utf8))
+    exit(2)
+}
+let mode = arguments[1]
+let port = arguments.count > 3 ? arguments[3] : "0"
+let server = MockServer()
+server.stub(.get, "/v1/users/1", .json(User.sample))
+let mockBase = URL(string: "https://api.example.com/v1")!
+let tcpBase = URL(string: "http://127.0.0.1:\(port)/v1")!
+
+let send: @Sendable () async throws -> User
+switch mode {
+case "raw-sequential", "raw-concurrent":
+    let client = RawClient(session: URLSession(configuration: server.makeConfiguration()), baseURL: mockBase, route: { server.route($0) })
+    send = { try await client.user() }
+case "provider-sequential", "provider-concurrent":
+    let provider = server.makeProvider()
+    send = { try await provider.request(UserEndpoint(baseURL: mockBase), as: User.self) }
+case "raw-tcp":
+    let client = RawClient(session: URLSession(configuration: .ephemeral), baseURL: tcpBase, route: { $0 })
+    send = { try await client.user() }
+case "provider-tcp":
+    let provider = NetworkProvider(configuration: .ephemeral)
+    send = { try await provider.request(UserEndpoint(baseURL: tcpBase), as: User.self) }
+default:
+    FileHandle.standardError.write(Data("probe: unknown mode \(mode)\n".utf8))
+    exit(2)
+}
+
+let finished = DispatchSemaphore(value: 0)
+nonisolated(unsafe) var failure: (any Error)?
+Task.detached {
+    do {
+        if mode.hasSuffix("concurrent") {
+            for _ in 0..<(count / 64) {
+                try await withThrowingTaskGroup(of: Int.self) { group in
+                    for _ in 0..<64 { group.addTask { try await send().id } }
+                    for try await id in group where id != 1 { throw Failure.status(id) }
+                }
+            }
+        } else {
+            for _ in 0..<count where try await send().id != 1 { throw Failure.status(0) }
+        }
+    } catch {
+        failure = error
+    }
+    finished.signal()
+}
+finished.wait()
+if let failure {
+    FileHandle.standardError.write(Data("probe: \(failure)\n".utf8))
+    exit(1)
+}
