@@ -12,10 +12,12 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
+        .target(name: "SharedFixtures", path: "SharedFixtures"),
         // A plain driver for callgrind and dhat (compare.sh): no benchmark harness around the loops.
         .executableTarget(
             name: "Probe",
             dependencies: [
+                "SharedFixtures",
                 .product(name: "Networking", package: "Networking"),
                 .product(name: "NetworkingTestSupport", package: "Networking"),
             ],
@@ -24,6 +26,7 @@ let package = Package(
         .executableTarget(
             name: "NetworkingBenchmarks",
             dependencies: [
+                "SharedFixtures",
                 .product(name: "Networking", package: "Networking"),
                 .product(name: "NetworkingTestSupport", package: "Networking"),
                 .product(name: "Benchmark", package: "benchmark"),

@@ -5,6 +5,7 @@ port, printed as the first line of stdout) and exits when its stdin closes (the 
 after 10 minutes, whichever comes first. Nothing leaves the loopback.
 """
 import asyncio
+import gzip
 import sys
 
 CRLF = b"\r\n"
@@ -125,6 +126,19 @@ async def redirect_loop(w, path):
     await w.drain()
 
 
+GZIP_BOMB = None
+
+
+async def gzip_bomb(w, path):
+    """About 100 KB on the wire that inflate to 100 MB."""
+    global GZIP_BOMB
+    if GZIP_BOMB is None:
+        GZIP_BOMB = gzip.compress(b"\0" * 100_000_000, compresslevel=9)
+    w.write(head(200, [(b"Content-Encoding", b"gzip"), (b"Content-Type", b"application/json"),
+                       (b"Content-Length", b"%d" % len(GZIP_BOMB))]) + GZIP_BOMB)
+    await w.drain()
+
+
 def redirect_to(location):
     async def route(w, path):
         w.write(head(302, [(b"Location", location), (b"Content-Length", b"0")]))
@@ -146,6 +160,7 @@ ROUTES = {
     "/huge-header": huge_header,
     "/many-headers": many_headers,
     "/redirect-loop": redirect_loop,
+    "/gzip-bomb": gzip_bomb,
     "/redirect-file": redirect_to(b"file:///etc/passwd"),
     "/redirect-data": redirect_to(b"data:text/plain,hello"),
     "/redirect-ftp": redirect_to(b"ftp://127.0.0.1:1/x"),

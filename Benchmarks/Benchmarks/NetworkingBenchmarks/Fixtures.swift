@@ -4,34 +4,7 @@ import FoundationNetworking
 #endif
 import Networking
 import NetworkingTestSupport
-
-/// The body every request benchmark decodes: a typical small API object (~300 bytes of JSON).
-struct User: Codable, Sendable {
-    var id: Int
-    var name: String
-    var email: String
-    var isActive: Bool
-    var roles: [String]
-    var createdAt: String
-    var address: Address
-
-    struct Address: Codable, Sendable {
-        var street: String
-        var city: String
-        var postcode: String
-        var country: String
-    }
-
-    static let sample = User(
-        id: 1,
-        name: "Kim Lee",
-        email: "kim.lee@example.com",
-        isActive: true,
-        roles: ["admin", "editor", "viewer"],
-        createdAt: "2024-05-01T12:00:00Z",
-        address: Address(street: "1 Infinite Loop", city: "Seoul", postcode: "04524", country: "KR")
-    )
-}
+import SharedFixtures
 
 enum Fixture {
     static let baseURL = URL(string: "https://api.example.com/v1/")!

@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 import Networking
 import NetworkingTestSupport
+import SharedFixtures
 
 // Every benchmark goes through NetworkingTestSupport's MockURLProtocol: no sockets, so what is measured
 // is URLSession plus what sits on top of it. `bash Benchmarks/compare.sh` runs them all in one process

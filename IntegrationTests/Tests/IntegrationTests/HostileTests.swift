@@ -81,6 +81,20 @@ struct HostileTests {
         }
     }
 
+    @Test func aGzipBombEndsAsTooLarge() async throws {
+        try await withHostileServer { base in
+            // GIVEN 100 KB of gzip that inflate to 100 MB, and a call allowing 1 MiB
+            let provider = NetworkProvider(configuration: .ephemeral, deadline: 10, maximumResponseSize: 1 << 20)
+            // WHEN it arrives, THEN the call ends with the size error (judged on the inflated size), not a 100 MB body
+            await #expect {
+                try await provider.response(call(base, "/gzip-bomb"))
+            } throws: { error in
+                guard case NetworkError.responseTooLarge(limit: 1 << 20) = error else { return false }
+                return true
+            }
+        }
+    }
+
     @Test(arguments: ["/no-status-line", "/bad-content-length", "/short-body", "/truncated-chunked-close",
                       "/huge-header", "/many-headers", "/redirect-loop", "/redirect-file", "/redirect-data", "/redirect-ftp"])
     func malformedAnswersEndInAValueOrATypedError(_ path: String) async throws {
