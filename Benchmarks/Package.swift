@@ -13,7 +13,8 @@ let package = Package(
     ],
     targets: [
         .target(name: "SharedFixtures", path: "SharedFixtures"),
-        // A plain driver for callgrind and dhat (compare.sh): no benchmark harness around the loops.
+        // A plain driver for callgrind and dhat (compare.sh): no benchmark harness around the loops. Not under
+        // a directory named Benchmarks, so the benchmark plugin does not take it for a benchmark.
         .executableTarget(
             name: "Probe",
             dependencies: [
@@ -21,7 +22,7 @@ let package = Package(
                 .product(name: "Networking", package: "Networking"),
                 .product(name: "NetworkingTestSupport", package: "Networking"),
             ],
-            path: "Probe"
+            path: "Tools/Probe"
         ),
         .executableTarget(
             name: "NetworkingBenchmarks",

@@ -8,7 +8,7 @@
 #   tcp-instructions: <provider ÷ raw>x            one after another, to a loopback server this script starts
 #   allocations: <provider ÷ raw>x                 sequential, through the mock
 #
-# (Benchmarks/Probe runs each mode with N and 3N requests; the difference drops start-up.) Then it runs every
+# (Benchmarks/Tools/Probe runs each mode with N and 3N requests; the difference drops start-up.) Then it runs every
 # package-benchmark once, in one process pinned to CPU 0, and prints the wall-clock comparisons of that run:
 #
 #   sequential: <provider ÷ raw URLSession, median wall-clock time>x

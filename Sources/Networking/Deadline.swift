@@ -6,7 +6,9 @@ import Foundation
 /// is an idle timeout that a server trickling a byte every half second never trips, and
 /// `timeoutIntervalForResource` is ignored there for such a body.
 ///
-/// - An attempt still running when the deadline passes is cancelled.
+/// - An attempt still running when the deadline passes is cancelled, and one is not started after it.
+/// - It is checked again after the interceptors adapted a request (they may have waited for a token
+///   refresh, whose own call has its own deadline: a call can overrun its deadline by that wait).
 /// - A retry is not started after the deadline, and a retry delay that would end after it is not
 ///   waited for: the call ends at once.
 /// - Either way the call throws ``NetworkError/deadlineExceeded(seconds:)``.
@@ -46,12 +48,16 @@ struct Deadline: Sendable {
         return delay * 1_000_000_000 < remaining
     }
 
-    /// Runs `action` when the deadline passes, unless the returned item is cancelled first; nothing
-    /// when there is no deadline.
-    func schedule(_ action: @escaping @Sendable () -> Void) -> DispatchWorkItem? {
+    /// Runs `action` on a global queue when the deadline passes, unless the returned timer is
+    /// cancelled first; nothing when there is no deadline. (A timer source, not `asyncAfter`: a
+    /// cancelled one is freed at once, where a cancelled `DispatchWorkItem` stays queued, with what it
+    /// holds, until its time.)
+    func timer(_ action: @escaping @Sendable () -> Void) -> DispatchSourceTimer? {
         guard let expiry else { return nil }
-        let item = DispatchWorkItem(block: action)
-        DispatchQueue.global().asyncAfter(deadline: expiry, execute: item)
-        return item
+        let timer = DispatchSource.makeTimerSource(queue: .global())
+        timer.schedule(deadline: expiry)
+        timer.setEventHandler(handler: action)
+        timer.resume()
+        return timer
     }
 }

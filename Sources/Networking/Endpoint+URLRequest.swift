@@ -20,6 +20,9 @@ extension Endpoint {
         }
         if let timeout { request.timeoutInterval = try Self.effectiveTimeout(timeout) }
         if let (data, contentType) = try body.encoded(defaultEncoder: encoder) {
+            guard WireValidation.isFieldValue(contentType) else {
+                throw NetworkError.invalidRequest(field: "body's content type", reason: "has CR, LF, NUL or another control character")
+            }
             request.httpBody = data
             request.setValue(contentType, forHTTPHeaderField: "Content-Type")
         }

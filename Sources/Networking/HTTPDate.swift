@@ -19,10 +19,11 @@ enum HTTPDate {
     ///
     /// ```text
     /// Sun, 06 Nov 1994 08:49:37 GMT    IMF-fixdate
-    /// Sunday, 06-Nov-94 08:49:37 GMT   RFC 850 (two-digit years 70–99 are 19xx, 00–69 are 20xx)
+    /// Sunday, 06-Nov-94 08:49:37 GMT   RFC 850: the two-digit year is the one in this century, unless
+    ///                                  that is more than 50 years after `now` (then the last century)
     /// Sun Nov  6 08:49:37 1994         asctime
     /// ```
-    static func parse(_ text: some StringProtocol) -> Date? {
+    static func parse(_ text: some StringProtocol, relativeTo now: Date = Date()) -> Date? {
         let bytes = Array(text.utf8.prefix(maximumLength + 1))
         guard bytes.count <= maximumLength, bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return nil }
         let tokens = bytes.split(separator: UInt8(ascii: " ")).map(Array.init)
@@ -38,7 +39,7 @@ enum HTTPDate {
                   parts[0].count == 2, parts[2].count == 2,
                   let day = number(parts[0]), let month = month(parts[1]), let shortYear = number(parts[2])
             else { return nil }
-            return date(year: shortYear + (shortYear < 70 ? 2000 : 1900), month: month, day: day, time: tokens[2])
+            return date(year: fullYear(shortYear, relativeTo: now), month: month, day: day, time: tokens[2])
         case 5:  // asctime: Sun Nov  6 08:49:37 1994
             guard isDayName(tokens[0], in: dayNames, comma: false), (1...2).contains(tokens[2].count), tokens[4].count == 4,
                   let month = month(tokens[1]), let day = number(tokens[2]), let year = number(tokens[4])
@@ -47,6 +48,27 @@ enum HTTPDate {
         default:
             return nil
         }
+    }
+
+    /// RFC 9110 §5.6.7: a two-digit year that would be more than 50 years in the future is the most
+    /// recent past year with those digits.
+    private static func fullYear(_ shortYear: Int, relativeTo now: Date) -> Int {
+        let seconds = now.timeIntervalSince1970
+        let days = seconds.isFinite ? Int(max(min(seconds, 1e12), -1e12) / 86_400) : 0
+        let currentYear = year(ofDaysSinceEpoch: days)
+        let candidate = currentYear - currentYear % 100 + shortYear
+        return candidate > currentYear + 50 ? candidate - 100 : candidate
+    }
+
+    /// The proleptic Gregorian year of a day counted from 1970-01-01 (H. Hinnant's `civil_from_days`).
+    private static func year(ofDaysSinceEpoch days: Int) -> Int {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        return yearOfEra + era * 400 + (monthIndex >= 10 ? 1 : 0)
     }
 
     private static func isDayName(_ token: [UInt8], in names: [[UInt8]], comma: Bool) -> Bool {

@@ -102,7 +102,7 @@ extension NetworkError: CustomStringConvertible, LocalizedError {
         case let .deadlineExceeded(seconds):
             return "The call did not finish within its deadline of \(Self.seconds(seconds)), retries included."
         case let .retryAfter(seconds, statusCode):
-            return "The server answered \(statusCode) and asked to wait \(Int(min(seconds, 1e9))) seconds before retrying, longer than the retry policy waits."
+            return "The server answered \(statusCode) and asked to wait \(Self.seconds(seconds)) before retrying, longer than the retry policy waits."
         }
     }
 
@@ -123,9 +123,10 @@ extension NetworkError: CustomStringConvertible, LocalizedError {
         }
     }
 
-    /// "1.5 seconds", "30 seconds".
+    /// "1.5 seconds", "30 seconds"; any value, even a negative or non-finite one a caller built, prints.
     private static func seconds(_ value: TimeInterval) -> String {
-        guard value.isFinite, value < 1e9 else { return "forever" }
+        guard value.isFinite, value < 1e9 else { return value > 0 ? "forever" : "an invalid time" }
+        guard value >= 0 else { return "an invalid time" }
         let rounded = (value * 10).rounded() / 10
         return rounded == rounded.rounded() ? "\(Int(rounded)) second\(rounded == 1 ? "" : "s")" : "\(rounded) seconds"
     }

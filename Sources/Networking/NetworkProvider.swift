@@ -172,11 +172,14 @@ public final class NetworkProvider: NetworkProviding {
                     if !events.isEmpty { events.send { [request] in $0.requestDidAdapt(request, context: context) } }
                 }
                 sent = request
-                if chain != nil { try WireValidation.check(request) }   // the endpoint's own parts were checked when built
+                if chain != nil {
+                    try WireValidation.check(request)   // the endpoint's own parts were checked when built
+                    if deadline.hasPassed { throw deadline.exceeded }   // the interceptors may have waited (a refresh)
+                }
                 if !events.isEmpty { events.send { [request] in $0.taskDidStart(request, context: context) } }
                 let taskStarted = DispatchTime.now()
                 let (data, httpResponse) = try await send(request, builtAs: chain == nil ? nil : built, deadline: deadline)
-                try Self.checkSize(of: data, declaredBy: httpResponse, limit: endpoint.maximumResponseSize ?? maximumResponseSize)
+                try Self.checkSize(of: data, declaredBy: httpResponse, for: request, limit: endpoint.maximumResponseSize ?? maximumResponseSize)
                 let received = Response(data: data, httpResponse: httpResponse, request: request)
                 response = received
                 if !events.isEmpty {
@@ -249,7 +252,8 @@ public final class NetworkProvider: NetworkProviding {
     /// of a redirect it follows, a same-origin 307/308 with a body is sent again here, body included.
     private func send(_ request: URLRequest, builtAs built: URLRequest?, deadline: Deadline) async throws -> (Data, HTTPURLResponse) {
         var next = request
-        for _ in 0..<16 {   // URLSession's own limit on redirects
+        for _ in 0..<16 {   // resends of same-origin 307/308s; each transfer follows at most 16 redirects itself
+            if deadline.hasPassed { throw deadline.exceeded }
             let (data, response, refused) = try await transfer(next, builtAs: built, deadline: deadline)
             switch refused {
             case nil, .follow?: return (data, response)
@@ -269,7 +273,7 @@ public final class NetworkProvider: NetworkProviding {
         deadline: Deadline
     ) async throws -> (Data, HTTPURLResponse, RedirectPolicy.Decision?) {
         let handle = TaskHandle()
-        let timer = deadline.schedule { [weak handle] in handle?.expire() }
+        let timer = deadline.timer { [weak handle] in handle?.expire() }
         defer { timer?.cancel() }
         let delegate = self.delegate
         return try await withTaskCancellationHandler {
@@ -299,14 +303,17 @@ public final class NetworkProvider: NetworkProviding {
     }
 
     /// Throws ``NetworkError/responseTooLarge(limit:)`` when the body, or the `Content-Length` the server
-    /// declared, is over `limit` bytes.
+    /// declared for a body it sends, is over `limit` bytes. (A HEAD, a 1xx, 204 or 304 declares the
+    /// length of a body it does not send.)
     ///
     /// On Linux, URLSession hands the provider a body once it is complete, so this check bounds what the
     /// app decodes and keeps, not the memory used while the body arrives; the deadline bounds how long
     /// that lasts.
-    static func checkSize(of data: Data, declaredBy response: HTTPURLResponse, limit: Int) throws {
+    static func checkSize(of data: Data, declaredBy response: HTTPURLResponse, for request: URLRequest, limit: Int) throws {
         if data.count > limit { throw NetworkError.responseTooLarge(limit: limit) }
-        guard let declared = response.value(forHTTPHeaderField: "Content-Length"),
+        let status = response.statusCode
+        guard request.httpMethod != "HEAD", status >= 200, status != 204, status != 304,
+              let declared = response.value(forHTTPHeaderField: "Content-Length"),
               let length = Int(declared.trimmingCharacters(in: .whitespaces)), length > limit
         else { return }
         throw NetworkError.responseTooLarge(limit: limit)
@@ -344,7 +351,7 @@ extension DispatchTime {
 /// The `URLSessionTask` of one attempt, so that cancelling the calling task can cancel it, whichever
 /// of the two happens first.
 private final class TaskHandle: @unchecked Sendable {
-    // @unchecked: `task` and `isCancelled` are guarded by `lock`.
+    // @unchecked: `task`, `isCancelled` and `expired` are guarded by `lock`.
     private let lock = NSLock()
     private var task: URLSessionTask?
     private var isCancelled = false
@@ -377,13 +384,15 @@ private final class TaskHandle: @unchecked Sendable {
         task?.cancel()
     }
 
+    /// Resumes `task`, and cancels it at once if the calling task was cancelled or the deadline
+    /// passed before it started (it then completes with `cancelled`).
     func start(_ task: URLSessionTask) {
         lock.lock()
         self.task = task
-        let cancelled = isCancelled
+        let stopped = isCancelled || expired
         lock.unlock()
         task.resume()
-        if cancelled { task.cancel() }
+        if stopped { task.cancel() }
     }
 
     func cancel() {

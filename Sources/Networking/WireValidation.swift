@@ -31,7 +31,7 @@ enum WireValidation {
     static func check(headers: [String: String]) throws {
         for (name, value) in headers {
             guard isToken(name) else {
-                throw NetworkError.invalidRequest(field: "header name \"\(printable(name))\"", reason: "is not an HTTP token (RFC 9110)")
+                throw NetworkError.invalidRequest(field: "header name starting \"\(tokenPrefix(of: name))\"", reason: "is not an HTTP token (RFC 9110)")
             }
             guard isFieldValue(value) else {
                 throw NetworkError.invalidRequest(field: "value of header \"\(name)\"", reason: "has CR, LF, NUL or another control character")
@@ -48,9 +48,9 @@ enum WireValidation {
         text.utf8.allSatisfy { $0 >= 0x20 ? $0 != 0x7F : $0 == 0x09 }
     }
 
-    /// `text` with every byte that is not visible ASCII shown as `?`, at most 64 of them, for an
-    /// error message that must not carry control characters itself.
-    private static func printable(_ text: String) -> String {
-        String(decoding: text.utf8.prefix(64).map { (0x21..<0x7F).contains($0) ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
+    /// The part of `name` before its first byte that is not a token byte, at most 64 bytes: enough to
+    /// say which header it is, never what follows (`"Authorization: Bearer …"` gives `Authorization`).
+    private static func tokenPrefix(of name: String) -> String {
+        String(decoding: name.utf8.prefix { tokenBytes.contains($0) }.prefix(64), as: UTF8.self)
     }
 }

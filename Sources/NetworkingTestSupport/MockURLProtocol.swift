@@ -166,9 +166,11 @@ struct ClientThread: @unchecked Sendable {
     static func current(for task: URLSessionTask?) -> ClientThread? {
         guard let task else { return nil }
         guard let queue = workQueue(of: task) else {
-            fatalError("""
-                MockURLProtocol: swift-corelibs-foundation's URLSessionTask has no `workQueue` any more, so the                 mock cannot call URLSession back safely. This toolchain changed its internals: update                 ClientThread.workQueue(of:) in NetworkingTestSupport.
-                """)
+            fatalError(
+                "MockURLProtocol: swift-corelibs-foundation's URLSessionTask has no `workQueue` any more, so the mock "
+                    + "cannot call URLSession back safely. This toolchain changed its internals: update "
+                    + "ClientThread.workQueue(of:) in NetworkingTestSupport."
+            )
         }
         return ClientThread(queue: queue)
     }

@@ -25,6 +25,23 @@ struct DeadlineTests {
         #expect(server.interruptedCount == 1)
     }
 
+    @Test func aDeadlineThatPassesWhileTheInterceptorsWaitEndsTheCallBeforeSending() async throws {
+        // GIVEN an adapter that takes 0.3 s (as one waiting for a token refresh would), a 0.2 s deadline,
+        // and a server that would answer after 30 s
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1", MockResponse.status(200).delayed(by: 30))
+        let slow = ClosureAdapter { request, _ in
+            try await Task.sleep(nanoseconds: 300_000_000)
+            return request
+        }
+        let provider = server.makeProvider(interceptor: Interceptor(adapters: [slow]), deadline: 0.2)
+        // WHEN calls are made, THEN each ends with the deadline error and nothing is sent
+        for _ in 0..<5 {
+            await #expect { try await provider.response(TestEndpoint()) } throws: { isDeadlineExceeded($0, 0.2) }
+        }
+        #expect(server.requests.isEmpty)
+    }
+
     @Test func anEndpointsDeadlineWinsOverTheProviders() async throws {
         let server = MockServer()
         server.stub(.get, "/v1/users/1", MockResponse.status(200).delayed(by: 50))
@@ -70,6 +87,13 @@ struct DeadlineTests {
         #expect(server.requests.isEmpty)
     }
 
+    @Test func descriptionsOfAnyValueNeverTrap() {
+        for seconds in [Double.nan, -1e300, -.infinity, .infinity, 1e300, -1] {
+            #expect(!"\(NetworkError.deadlineExceeded(seconds: seconds))".isEmpty)
+            #expect(!"\(NetworkError.retryAfter(seconds: seconds, statusCode: 503))".isEmpty)
+        }
+    }
+
     @Test func theErrorSaysWhatHappened() {
         #expect("\(NetworkError.deadlineExceeded(seconds: 1.5))" == "The call did not finish within its deadline of 1.5 seconds, retries included.")
         #expect("\(NetworkError.deadlineExceeded(seconds: 120))" == "The call did not finish within its deadline of 120 seconds, retries included.")
@@ -101,6 +125,17 @@ struct ResponseSizeTests {
         let server = MockServer()
         server.stub(.get, "/v1/users/1", MockResponse(headers: ["Content-Length": "999999999"], body: Data(count: 10)))
         await #expect { try await server.makeProvider(maximumResponseSize: 1_024).response(TestEndpoint()) } throws: { isTooLarge($0, 1_024) }
+    }
+
+    @Test(arguments: [("HEAD", 200), ("GET", 304), ("GET", 204)])
+    func aLengthDeclaredForABodyThatIsNotSentIsFine(_ method: String, _ status: Int) async throws {
+        // GIVEN a HEAD (or a 204/304) that declares the size of a resource larger than the limit
+        let server = MockServer()
+        server.stub(HTTPMethod(rawValue: method), "/v1/users/1", MockResponse(statusCode: status, headers: ["Content-Length": "100000000"]))
+        // WHEN it is answered, THEN the call succeeds: no body came
+        let response = try await server.makeProvider(maximumResponseSize: 1_024)
+            .response(TestEndpoint(method: HTTPMethod(rawValue: method), acceptableStatusCodes: [200, 204, 304]))
+        #expect(response.statusCode == status && response.data.isEmpty)
     }
 
     @Test func anEndpointsLimitWinsOverTheProviders() async throws {

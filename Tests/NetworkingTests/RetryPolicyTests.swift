@@ -56,6 +56,7 @@ struct RetryPolicyTests {
         #expect(policy.retryAfterDelay("3600") == 3600)                           // longer than the policy waits
         #expect(policy.retryAfterDelay("99999999999999999999999999") == 1e9)      // huge
         #expect(policy.retryAfterDelay("\t120\t") == 120)
+        #expect(policy.retryAfterDelay("0000000000003600") == 3600)                 // leading zeros are digits too
         #expect(policy.retryAfterDelay("Sun, 29 Feb 2032 00:00:00 GMT") != nil)   // a leap day
         #expect(policy.retryAfterDelay("Sunday, 06-Nov-94 08:49:37 GMT") == 0)
         #expect(policy.retryAfterDelay("Sun Nov  6 08:49:37 1994") == 0)
@@ -64,6 +65,16 @@ struct RetryPolicyTests {
                           "Wed,  21 Oct 2015 07:29:30 GMT x", "１２０", "12\u{301}", String(repeating: "9 ", count: 10_000)] {
             #expect(policy.retryAfterDelay(malformed) == nil, "\(malformed)")
         }
+    }
+
+    @Test func rfc850TwoDigitYearsFollowTheFiftyYearRule() {
+        // GIVEN a clock in 2026
+        let policy = RetryPolicy(now: { Date(timeIntervalSince1970: 1_767_225_600) })   // 2026-01-01
+        // THEN 75 is 2075 (not more than 50 years ahead), 94 is 1994, and 77 is 1977 (2077 would be 51 years ahead)
+        #expect(policy.retryAfterDelay("Monday, 01-Jan-75 00:00:00 GMT") == 1e9)   // 49 years away: capped
+        #expect(policy.retryAfterDelay("Sunday, 06-Nov-94 08:49:37 GMT") == 0)
+        #expect(policy.retryAfterDelay("Saturday, 01-Jan-77 00:00:00 GMT") == 0)
+        #expect(policy.retryAfterDelay("Friday, 02-Jan-26 00:00:00 GMT") == 86_400)
     }
 
     @Test func hostileRetryAfterValuesNeitherTrapNorParse() {

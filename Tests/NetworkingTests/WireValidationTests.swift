@@ -52,6 +52,24 @@ struct WireValidationTests {
         #expect(server.requests.allSatisfy { $0.header("X-Token") == nil && $0.header("X-Evil") == nil })
     }
 
+    @Test func aHeaderNameAnAdapterSetIsCheckedToo() async {
+        let adapter = Interceptor(adapters: [ClosureAdapter { request, _ in
+            var request = request
+            request.setValue("v", forHTTPHeaderField: "X Bad")
+            return request
+        }])
+        await expectRefused(TestEndpoint(), interceptor: adapter, field: "header name")
+    }
+
+    @Test func aBodysContentTypeIsCheckedToo() async {
+        await expectRefused(TestEndpoint(method: .post, body: .data(Data([1]), contentType: "text/plain\r\nX-Evil: 1")),
+                            field: "content type", hiding: "X-Evil")
+    }
+
+    @Test func theErrorNamesAHeaderOnlyUpToItsFirstBadByte() async {
+        await expectRefused(TestEndpoint(headers: ["Authorization: Bearer sk_live_x": ""]), field: "Authorization", hiding: "sk_live")
+    }
+
     @Test func anAdaptedMethodIsCheckedToo() async {
         let adapter = Interceptor(adapters: [ClosureAdapter { request, _ in
             var request = request

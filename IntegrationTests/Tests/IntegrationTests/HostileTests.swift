@@ -61,7 +61,9 @@ struct HostileTests {
                 default: return false
                 }
             }
-            print("hostile \(path): ended after \(String(format: "%.2f", Date().timeIntervalSince(started))) s")
+            let elapsed = Date().timeIntervalSince(started)
+            print("hostile \(path): ended after \(String(format: "%.2f", elapsed)) s")
+            #expect(elapsed < 10, "a 3 s deadline must end the call promptly (generous margin for a loaded machine)")
         }
     }
 
@@ -104,13 +106,21 @@ struct HostileTests {
                 let response = try await provider().response(call(base, path))
                 outcome = "HTTP \(response.statusCode), \(response.data.count) bytes"
                 #expect(!path.hasPrefix("/redirect"), "a redirect to another scheme or a loop must not succeed")
-            } catch NetworkError.transportFailed(let error) where path.hasPrefix("/redirect") {
+            } catch NetworkError.transportFailed(let error) {
                 outcome = "URLError \(error.code.rawValue)"
-                #expect(error.code == (path == "/redirect-loop" ? .httpTooManyRedirects : .unsupportedURL))
+                switch path {
+                case "/redirect-loop": #expect(error.code == .httpTooManyRedirects)
+                case "/redirect-file", "/redirect-data", "/redirect-ftp": #expect(error.code == .unsupportedURL)
+                default: break   // malformed framing: URLSession's own code (-1, -1002 on Linux)
+                }
             } catch let error as NetworkError {
                 outcome = "\(error)"
-                // corelibs parses 100,000 header lines slowly: that one may run into the deadline
-                if case .deadlineExceeded = error, path != "/many-headers" { Issue.record("\(path) ran into the deadline instead of failing by itself") }
+                // corelibs resolves `file:` and `data:` Locations against the original host: an ordinary 404 there
+                if case .invalidStatusCode(404) = error, path == "/redirect-file" || path == "/redirect-data" {
+                } else if case .deadlineExceeded = error, path == "/many-headers" {
+                } else {
+                    Issue.record("\(path) ended with an unexpected \(error)")
+                }
             } catch {
                 Issue.record("\(path) threw an untyped \(type(of: error))")
                 outcome = "untyped"

@@ -138,11 +138,13 @@ public struct RetryPolicy: RequestInterceptor {
         while let last = bytes.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { bytes = bytes.dropLast() }
         guard !bytes.isEmpty else { return nil }
         if bytes.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
+            let significant = bytes.drop { $0 == UInt8(ascii: "0") }
+            guard significant.count <= 10 else { return 1e9 }
             var seconds: Double = 0
-            for digit in bytes.prefix(11) { seconds = seconds * 10 + Double(digit - UInt8(ascii: "0")) }
+            for digit in significant { seconds = seconds * 10 + Double(digit - UInt8(ascii: "0")) }
             return min(seconds, 1e9)
         }
-        guard let date = HTTPDate.parse(Substring(bytes)) else { return nil }
+        guard let date = HTTPDate.parse(Substring(bytes), relativeTo: now()) else { return nil }
         return min(max(date.timeIntervalSince(now()), 0), 1e9)
     }
 
