@@ -6,6 +6,7 @@
 //   raw-sequential, provider-sequential     one after another, through the mock URLProtocol
 //   raw-concurrent, provider-concurrent     batches of 64 concurrent tasks, through the mock
 //   raw-tcp, provider-tcp                   one after another, to a loopback server on <port>
+//   provider-nodeadline                     provider-sequential with no deadline (what the deadline timer costs)
 // compare.sh runs each mode twice (with N and 3N requests) and takes the difference, so that start-up
 // cancels out. `main` is synchronous and waits on a detached task: callgrind crashes on an async main here.
 import Dispatch
@@ -56,8 +57,8 @@ switch mode {
 case "raw-sequential", "raw-concurrent":
     let client = RawClient(session: URLSession(configuration: server.makeConfiguration()), baseURL: mockBase, route: { server.route($0) })
     send = { try await client.user() }
-case "provider-sequential", "provider-concurrent":
-    let provider = server.makeProvider()
+case "provider-sequential", "provider-concurrent", "provider-nodeadline":
+    let provider = server.makeProvider(deadline: mode == "provider-nodeadline" ? .infinity : NetworkProvider.defaultDeadline)
     send = { try await provider.request(UserEndpoint(baseURL: mockBase), as: User.self) }
 case "raw-tcp":
     let client = RawClient(session: URLSession(configuration: .ephemeral), baseURL: tcpBase, route: { $0 })
