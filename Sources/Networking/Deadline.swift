@@ -6,7 +6,8 @@ import Foundation
 /// is an idle timeout that a server trickling a byte every half second never trips, and
 /// `timeoutIntervalForResource` is ignored there for such a body.
 ///
-/// - An attempt still running when the deadline passes is cancelled, and one is not started after it.
+/// - An attempt still running when the deadline passes is cancelled (by the provider's
+///   ``DeadlineWatch``, at most a tenth of a second late), and one is not started after it.
 /// - It is checked again after the interceptors adapted a request (they may have waited for a token
 ///   refresh, whose own call has its own deadline: a call can overrun its deadline by that wait).
 /// - A retry is not started after the deadline, and a retry delay that would end after it is not
@@ -46,18 +47,5 @@ struct Deadline: Sendable {
         guard let expiry, delay > 0 else { return true }
         let remaining = Double(expiry.uptimeNanoseconds) - Double(DispatchTime.now().uptimeNanoseconds)
         return delay * 1_000_000_000 < remaining
-    }
-
-    /// Runs `action` on a global queue when the deadline passes, unless the returned timer is
-    /// cancelled first; nothing when there is no deadline. (A timer source, not `asyncAfter`: a
-    /// cancelled one is freed at once, where a cancelled `DispatchWorkItem` stays queued, with what it
-    /// holds, until its time.)
-    func timer(_ action: @escaping @Sendable () -> Void) -> DispatchSourceTimer? {
-        guard let expiry else { return nil }
-        let timer = DispatchSource.makeTimerSource(queue: .global())
-        timer.schedule(deadline: expiry)
-        timer.setEventHandler(handler: action)
-        timer.resume()
-        return timer
     }
 }

@@ -42,6 +42,7 @@ public final class NetworkProvider: NetworkProviding {
     private let decoder: JSONDecoder
     private let errorMapper: ErrorResponseMapper?
     private let delegate: SessionDelegate
+    private let deadlineWatch = DeadlineWatch()
     private let events: EventDispatcher
     private let sleep: @Sendable (TimeInterval) async throws -> Void
 
@@ -273,8 +274,8 @@ public final class NetworkProvider: NetworkProviding {
         deadline: Deadline
     ) async throws -> (Data, HTTPURLResponse, RedirectPolicy.Decision?) {
         let handle = TaskHandle()
-        let timer = deadline.timer { [weak handle] in handle?.expire() }
-        defer { timer?.cancel() }
+        if let expiry = deadline.expiry { deadlineWatch.watch(handle, until: expiry) }
+        defer { if deadline.expiry != nil { deadlineWatch.unwatch(handle) } }
         let delegate = self.delegate
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, HTTPURLResponse, RedirectPolicy.Decision?), any Error>) in
@@ -350,7 +351,7 @@ extension DispatchTime {
 
 /// The `URLSessionTask` of one attempt, so that cancelling the calling task can cancel it, whichever
 /// of the two happens first.
-private final class TaskHandle: @unchecked Sendable {
+private final class TaskHandle: DeadlineExpirable, @unchecked Sendable {
     // @unchecked: `task`, `isCancelled` and `expired` are guarded by `lock`.
     private let lock = NSLock()
     private var task: URLSessionTask?
