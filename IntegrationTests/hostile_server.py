@@ -126,6 +126,16 @@ async def redirect_loop(w, path):
     await w.drain()
 
 
+async def huge_body(w, path):
+    """Declares 1 GiB and sends it in 1 MiB writes, as fast as the client reads."""
+    size = 1 << 30
+    w.write(head(200, [(b"Content-Length", b"%d" % size), (b"Content-Type", b"application/octet-stream")]))
+    chunk = b"\0" * (1 << 20)
+    for _ in range(size >> 20):
+        w.write(chunk)
+        await w.drain()
+
+
 GZIP_BOMB = None
 
 
@@ -161,6 +171,7 @@ ROUTES = {
     "/many-headers": many_headers,
     "/redirect-loop": redirect_loop,
     "/gzip-bomb": gzip_bomb,
+    "/huge-body": huge_body,
     "/redirect-file": redirect_to(b"file:///etc/passwd"),
     "/redirect-data": redirect_to(b"data:text/plain,hello"),
     "/redirect-ftp": redirect_to(b"ftp://127.0.0.1:1/x"),

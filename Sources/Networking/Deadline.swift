@@ -7,7 +7,7 @@ import Foundation
 /// `timeoutIntervalForResource` is ignored there for such a body.
 ///
 /// - An attempt still running when the deadline passes is cancelled (by the provider's
-///   ``DeadlineWatch``, at most a tenth of a second late), and one is not started after it.
+///   ``AttemptWatch``, at most a tenth of a second late), and one is not started after it.
 /// - It is checked again after the interceptors adapted a request (they may have waited for a token
 ///   refresh, whose own call has its own deadline: a call can overrun its deadline by that wait).
 /// - A retry is not started after the deadline, and a retry delay that would end after it is not

@@ -42,7 +42,7 @@ public final class NetworkProvider: NetworkProviding {
     private let decoder: JSONDecoder
     private let errorMapper: ErrorResponseMapper?
     private let delegate: SessionDelegate
-    private let deadlineWatch = DeadlineWatch()
+    private let attemptWatch = AttemptWatch()
     private let events: EventDispatcher
     private let sleep: @Sendable (TimeInterval) async throws -> Void
 
@@ -179,8 +179,9 @@ public final class NetworkProvider: NetworkProviding {
                 }
                 if !events.isEmpty { events.send { [request] in $0.taskDidStart(request, context: context) } }
                 let taskStarted = DispatchTime.now()
-                let (data, httpResponse) = try await send(request, builtAs: chain == nil ? nil : built, deadline: deadline)
-                try Self.checkSize(of: data, declaredBy: httpResponse, for: request, limit: endpoint.maximumResponseSize ?? maximumResponseSize)
+                let limit = endpoint.maximumResponseSize ?? maximumResponseSize
+                let (data, httpResponse) = try await send(request, builtAs: chain == nil ? nil : built, deadline: deadline, sizeLimit: limit)
+                try Self.checkSize(of: data, declaredBy: httpResponse, for: request, limit: limit)
                 let received = Response(data: data, httpResponse: httpResponse, request: request)
                 response = received
                 if !events.isEmpty {
@@ -251,11 +252,16 @@ public final class NetworkProvider: NetworkProviding {
     /// send the body to another origin ends the attempt with
     /// ``NetworkError/redirectWouldForwardBody(statusCode:)``. On Linux, where URLSession drops the body
     /// of a redirect it follows, a same-origin 307/308 with a body is sent again here, body included.
-    private func send(_ request: URLRequest, builtAs built: URLRequest?, deadline: Deadline) async throws -> (Data, HTTPURLResponse) {
+    private func send(
+        _ request: URLRequest,
+        builtAs built: URLRequest?,
+        deadline: Deadline,
+        sizeLimit: Int
+    ) async throws -> (Data, HTTPURLResponse) {
         var next = request
         for _ in 0..<16 {   // resends of same-origin 307/308s; each transfer follows at most 16 redirects itself
             if deadline.hasPassed { throw deadline.exceeded }
-            let (data, response, refused) = try await transfer(next, builtAs: built, deadline: deadline)
+            let (data, response, refused) = try await transfer(next, builtAs: built, deadline: deadline, sizeLimit: sizeLimit)
             switch refused {
             case nil, .follow?: return (data, response)
             case .refuse(let statusCode)?: throw NetworkError.redirectWouldForwardBody(statusCode: statusCode)
@@ -271,18 +277,21 @@ public final class NetworkProvider: NetworkProviding {
     private func transfer(
         _ request: URLRequest,
         builtAs built: URLRequest?,
-        deadline: Deadline
+        deadline: Deadline,
+        sizeLimit: Int
     ) async throws -> (Data, HTTPURLResponse, RedirectPolicy.Decision?) {
-        let handle = TaskHandle()
-        if let expiry = deadline.expiry { deadlineWatch.watch(handle, until: expiry) }
-        defer { if deadline.expiry != nil { deadlineWatch.unwatch(handle) } }
+        let handle = TaskHandle(declaredSizeLimit: Self.declaresItsBody(request) ? sizeLimit : nil)
+        attemptWatch.watch(handle, until: deadline.expiry)
+        defer { attemptWatch.unwatch(handle) }
         let delegate = self.delegate
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, HTTPURLResponse, RedirectPolicy.Decision?), any Error>) in
                 let task = session.dataTask(with: request) { data, response, error in
                     let state = handle.startedTask.flatMap(delegate.finish(_:))
                     if let error {
-                        if handle.didExpire, !handle.wasCancelled {
+                        if handle.wasTooLarge, !handle.wasCancelled {
+                            continuation.resume(throwing: NetworkError.responseTooLarge(limit: sizeLimit))
+                        } else if handle.didExpire, !handle.wasCancelled {
                             continuation.resume(throwing: deadline.exceeded)
                         } else if (error as? URLError)?.code == .cancelled, !handle.wasCancelled, let challenged = state?.challengedResponse {
                             continuation.resume(returning: (Data(), challenged, nil))   // a cancelled challenge (Linux): the 401 is the answer
@@ -307,9 +316,8 @@ public final class NetworkProvider: NetworkProviding {
     /// declared for a body it sends, is over `limit` bytes. (A HEAD, a 1xx, 204 or 304 declares the
     /// length of a body it does not send.)
     ///
-    /// On Linux, URLSession hands the provider a body once it is complete, so this check bounds what the
-    /// app decodes and keeps, not the memory used while the body arrives; the deadline bounds how long
-    /// that lasts.
+    /// A declared length is also watched while the body arrives (see `TaskHandle.check()`), which bounds
+    /// memory; a body of undeclared length is only judged here, once URLSession has handed it over.
     static func checkSize(of data: Data, declaredBy response: HTTPURLResponse, for request: URLRequest, limit: Int) throws {
         if data.count > limit { throw NetworkError.responseTooLarge(limit: limit) }
         let status = response.statusCode
@@ -318,6 +326,17 @@ public final class NetworkProvider: NetworkProviding {
               let length = Int(declared.trimmingCharacters(in: .whitespaces)), length > limit
         else { return }
         throw NetworkError.responseTooLarge(limit: limit)
+    }
+
+    /// Whether a response to `request` declares the length of a body it sends: not for a HEAD, nor for a
+    /// conditional request, whose 304 may declare the length of a body it does not send.
+    static func declaresItsBody(_ request: URLRequest) -> Bool {
+        guard request.httpMethod != "HEAD" else { return false }
+        for name in ["If-None-Match", "If-Modified-Since", "If-Range", "If-Match", "If-Unmodified-Since"]
+        where request.value(forHTTPHeaderField: name) != nil {
+            return false
+        }
+        return true
     }
 
     /// Maps what URLSession and Swift concurrency throw to ``NetworkError`` where one fits.
@@ -351,12 +370,39 @@ extension DispatchTime {
 
 /// The `URLSessionTask` of one attempt, so that cancelling the calling task can cancel it, whichever
 /// of the two happens first.
-private final class TaskHandle: DeadlineExpirable, @unchecked Sendable {
-    // @unchecked: `task`, `isCancelled` and `expired` are guarded by `lock`.
+private final class TaskHandle: WatchedAttempt, @unchecked Sendable {
+    // @unchecked: `task`, `isCancelled`, `expired` and `tooLarge` are guarded by `lock`.
     private let lock = NSLock()
     private var task: URLSessionTask?
     private var isCancelled = false
     private var expired = false
+    private var tooLarge = false
+    /// The largest body the response may declare, when it declares one it sends.
+    private let declaredSizeLimit: Int?
+
+    init(declaredSizeLimit: Int?) {
+        self.declaredSizeLimit = declaredSizeLimit
+    }
+
+    /// Whether ``check()`` found the declared body over the limit and cancelled the task.
+    var wasTooLarge: Bool {
+        lock.lock(); defer { lock.unlock() }
+        return tooLarge
+    }
+
+    /// Cancels the task once the response has declared a body larger than the limit
+    /// (`countOfBytesExpectedToReceive` is set when the headers arrive, long before the body has).
+    func check() {
+        guard let declaredSizeLimit else { return }
+        lock.lock()
+        let task = self.task
+        lock.unlock()
+        guard let task, task.countOfBytesExpectedToReceive > Int64(declaredSizeLimit) else { return }
+        lock.lock()
+        tooLarge = true
+        lock.unlock()
+        task.cancel()
+    }
 
     /// The task, once started.
     var startedTask: URLSessionTask? {

@@ -83,6 +83,35 @@ struct HostileTests {
         }
     }
 
+    @Test func aHugeDeclaredBodyIsStoppedWhileItArrives() async throws {
+        try await withHostileServer { base in
+            // GIVEN a server sending a 1 GiB body as fast as it can, and a call allowing 8 MiB
+            let provider = NetworkProvider(configuration: .ephemeral, deadline: 60, maximumResponseSize: 8 << 20)
+            let before = peakResidentMegabytes()
+            // WHEN the call is made, THEN it ends with the size error
+            await #expect {
+                try await provider.response(call(base, "/huge-body"))
+            } throws: { error in
+                guard case NetworkError.responseTooLarge(limit: 8 << 20) = error else { return false }
+                return true
+            }
+            // and the process never held anything like the gigabyte (the watch checks every 0.1 s)
+            if let before, let after = peakResidentMegabytes() {
+                print("hostile /huge-body: peak RSS \(before) MB before, \(after) MB after")
+                #expect(after - before < 400)
+            }
+        }
+    }
+
+    /// The process's peak resident memory (VmHWM), in megabytes.
+    func peakResidentMegabytes() -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { return nil }
+        return kilobytes / 1_024
+    }
+
     @Test func aGzipBombEndsAsTooLarge() async throws {
         try await withHostileServer { base in
             // GIVEN 100 KB of gzip that inflate to 100 MB, and a call allowing 1 MiB

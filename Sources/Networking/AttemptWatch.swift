@@ -4,13 +4,14 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Cancels the provider's attempts whose deadline passed, with one timer for all of them.
+/// Watches the provider's running attempts with one timer for all of them: cancels those whose deadline
+/// passed, and asks the others to check what they can while they run (the size a response declared).
 ///
 /// A timer source per attempt cost 9,100 instructions a request (a fifth of the provider's whole
 /// overhead over raw URLSession); here an attempt costs a lock and a dictionary insert and removal. The
 /// timer ticks every ``tick`` while attempts are watched, so a deadline is enforced at most that late,
 /// and stops after ``idleTicksBeforeStopping`` ticks with nothing to watch (no wake-ups for an idle app).
-final class DeadlineWatch: @unchecked Sendable {
+final class AttemptWatch: @unchecked Sendable {
     // @unchecked: `watched`, `timer` and `idleTicks` are guarded by `lock`.
 
     /// How often the watched attempts are checked: 0.1 s.
@@ -18,12 +19,12 @@ final class DeadlineWatch: @unchecked Sendable {
     /// Ticks with nothing watched before the timer stops: 1 s.
     static let idleTicksBeforeStopping = 10
 
-    /// Something the watch can stop: an attempt's task handle.
-    typealias Expirable = AnyObject & Sendable & DeadlineExpirable
+    /// What the watch looks after: an attempt's task handle.
+    typealias Watched = AnyObject & Sendable & WatchedAttempt
 
     private struct Entry {
         let expiry: UInt64
-        let target: any Expirable
+        let target: any Watched
     }
 
     private let lock = NSLock()
@@ -35,16 +36,17 @@ final class DeadlineWatch: @unchecked Sendable {
         timer?.cancel()
     }
 
-    /// Calls `target.expire()` once `expiry` has passed, unless ``unwatch(_:)`` comes first.
-    func watch(_ target: any Expirable, until expiry: DispatchTime) {
+    /// Calls `target.check()` on every tick and `target.expire()` once `expiry` (if any) has passed,
+    /// until ``unwatch(_:)``.
+    func watch(_ target: any Watched, until expiry: DispatchTime?) {
         lock.lock(); defer { lock.unlock() }
-        watched[ObjectIdentifier(target)] = Entry(expiry: expiry.uptimeNanoseconds, target: target)
+        watched[ObjectIdentifier(target)] = Entry(expiry: expiry?.uptimeNanoseconds ?? .max, target: target)
         idleTicks = 0
         if timer == nil { startTimer() }
     }
 
     /// Stops watching `target` (its attempt ended).
-    func unwatch(_ target: any Expirable) {
+    func unwatch(_ target: any Watched) {
         lock.lock(); defer { lock.unlock() }
         watched[ObjectIdentifier(target)] = nil
     }
@@ -63,6 +65,7 @@ final class DeadlineWatch: @unchecked Sendable {
         lock.lock()
         let due = watched.filter { $0.value.expiry <= now }
         for key in due.keys { watched[key] = nil }
+        let running = watched.values.map(\.target)
         if watched.isEmpty {
             idleTicks += 1
             if idleTicks >= Self.idleTicksBeforeStopping {
@@ -73,11 +76,14 @@ final class DeadlineWatch: @unchecked Sendable {
         }
         lock.unlock()
         for entry in due.values { entry.target.expire() }
+        for target in running { target.check() }
     }
 }
 
-/// What ``DeadlineWatch`` stops when a deadline passes.
-protocol DeadlineExpirable {
+/// What ``AttemptWatch`` looks after.
+protocol WatchedAttempt {
     /// The deadline passed: stop the work.
     func expire()
+    /// Called on every tick while the attempt runs: stop the work if what it can see is over a limit.
+    func check()
 }
