@@ -280,7 +280,7 @@ public final class NetworkProvider: NetworkProviding {
         deadline: Deadline,
         sizeLimit: Int
     ) async throws -> (Data, HTTPURLResponse, RedirectPolicy.Decision?) {
-        let handle = TaskHandle(declaredSizeLimit: Self.declaresItsBody(request) ? sizeLimit : nil)
+        let handle = TaskHandle(request: request, declaredSizeLimit: sizeLimit)
         attemptWatch.watch(handle, until: deadline.expiry)
         defer { attemptWatch.unwatch(handle) }
         let delegate = self.delegate
@@ -377,10 +377,14 @@ private final class TaskHandle: WatchedAttempt, @unchecked Sendable {
     private var isCancelled = false
     private var expired = false
     private var tooLarge = false
-    /// The largest body the response may declare, when it declares one it sends.
-    private let declaredSizeLimit: Int?
+    /// The request sent, to tell (only when a declared length is over the limit) whether its response
+    /// declares a body it sends.
+    private let request: URLRequest
+    /// The largest body the response may declare.
+    private let declaredSizeLimit: Int
 
-    init(declaredSizeLimit: Int?) {
+    init(request: URLRequest, declaredSizeLimit: Int) {
+        self.request = request
         self.declaredSizeLimit = declaredSizeLimit
     }
 
@@ -393,11 +397,12 @@ private final class TaskHandle: WatchedAttempt, @unchecked Sendable {
     /// Cancels the task once the response has declared a body larger than the limit
     /// (`countOfBytesExpectedToReceive` is set when the headers arrive, long before the body has).
     func check() {
-        guard let declaredSizeLimit else { return }
         lock.lock()
         let task = self.task
         lock.unlock()
-        guard let task, task.countOfBytesExpectedToReceive > Int64(declaredSizeLimit) else { return }
+        guard let task, task.countOfBytesExpectedToReceive > Int64(declaredSizeLimit),
+              NetworkProvider.declaresItsBody(request)   // looked at only now: header look-ups are not free
+        else { return }
         lock.lock()
         tooLarge = true
         lock.unlock()
