@@ -289,13 +289,15 @@ public final class NetworkProvider: NetworkProviding {
                 let task = session.dataTask(with: request) { data, response, error in
                     let state = handle.startedTask.flatMap(delegate.finish(_:))
                     if let error {
-                        if handle.wasTooLarge, !handle.wasCancelled {
+                        let challenged = (error as? URLError)?.code == .cancelled ? state?.challengedResponse : nil
+                        switch (handle.stop, challenged) {
+                        case (.tooLarge?, _):
                             continuation.resume(throwing: NetworkError.responseTooLarge(limit: sizeLimit))
-                        } else if handle.didExpire, !handle.wasCancelled {
+                        case (.expired?, _):
                             continuation.resume(throwing: deadline.exceeded)
-                        } else if (error as? URLError)?.code == .cancelled, !handle.wasCancelled, let challenged = state?.challengedResponse {
+                        case (nil, let challenged?):
                             continuation.resume(returning: (Data(), challenged, nil))   // a cancelled challenge (Linux): the 401 is the answer
-                        } else {
+                        default:
                             continuation.resume(throwing: error)
                         }
                     } else if let httpResponse = response as? HTTPURLResponse {
@@ -388,10 +390,22 @@ private final class TaskHandle: WatchedAttempt, @unchecked Sendable {
         self.declaredSizeLimit = declaredSizeLimit
     }
 
-    /// Whether ``check()`` found the declared body over the limit and cancelled the task.
-    var wasTooLarge: Bool {
+    /// Why the task was stopped, if it was.
+    enum Stop {
+        /// The calling task was cancelled (``cancel()``); this wins over the others.
+        case cancelled
+        /// ``check()`` found the declared body over the limit.
+        case tooLarge
+        /// The call's deadline passed (``expire()``).
+        case expired
+    }
+
+    /// Why the task was stopped, if it was, read once when it completes.
+    var stop: Stop? {
         lock.lock(); defer { lock.unlock() }
-        return tooLarge
+        if isCancelled { return .cancelled }
+        if tooLarge { return .tooLarge }
+        return expired ? .expired : nil
     }
 
     /// Cancels the task once the response has declared a body larger than the limit
@@ -413,18 +427,6 @@ private final class TaskHandle: WatchedAttempt, @unchecked Sendable {
     var startedTask: URLSessionTask? {
         lock.lock(); defer { lock.unlock() }
         return task
-    }
-
-    /// Whether ``cancel()`` was called (the calling task was cancelled).
-    var wasCancelled: Bool {
-        lock.lock(); defer { lock.unlock() }
-        return isCancelled
-    }
-
-    /// Whether ``expire()`` was called (the call's deadline passed).
-    var didExpire: Bool {
-        lock.lock(); defer { lock.unlock() }
-        return expired
     }
 
     /// The call's deadline passed: cancels the task.
