@@ -12,6 +12,12 @@ extension Endpoint {
     ///   ``NetworkError/invalidRequest(field:reason:)`` for a method or header that would corrupt the
     ///   HTTP message (CR, LF, NUL, a method that is not a token) or a timeout that is not positive.
     public func urlRequest(encoder: JSONEncoder = JSONEncoder()) throws -> URLRequest {
+        try urlRequestAndBody(encoder: encoder).request
+    }
+
+    /// The request, and its body as encoded: the provider streams a file body (or a multipart form with
+    /// files) from disk, since it is not in the request.
+    func urlRequestAndBody(encoder: JSONEncoder) throws -> (request: URLRequest, body: RequestBody.Encoded?) {
         var request = URLRequest(url: try url())
         let method = self.method
         if method != .get {   // GET is URLRequest's own default
@@ -19,12 +25,18 @@ extension Endpoint {
             request.httpMethod = method.rawValue
         }
         if let timeout { request.timeoutInterval = try Self.effectiveTimeout(timeout) }
-        if let (data, contentType) = try body.encoded(defaultEncoder: encoder) {
-            guard WireValidation.isFieldValue(contentType) else {
-                throw NetworkError.invalidRequest(field: "body's content type", reason: "has CR, LF, NUL or another control character")
-            }
+        let body = try self.body.encoded(defaultEncoder: encoder)
+        switch body {
+        case .inline(let data, let contentType)?:
+            try Self.checkBodyContentType(contentType)
             request.httpBody = data
             request.setValue(contentType, forHTTPHeaderField: "Content-Type")
+        case .file(let file, let contentType)?:
+            try Self.checkBodyContentType(contentType)
+            request.setValue(contentType, forHTTPHeaderField: "Content-Type")
+            request.setValue(String(try Self.size(ofBodyFile: file)), forHTTPHeaderField: "Content-Length")
+        case .spooled?, nil:
+            break   // a form with files gets its Content-Type when the provider writes it out
         }
         let headers = self.headers
         if !headers.isEmpty {
@@ -33,7 +45,26 @@ extension Endpoint {
                 request.setValue(value, forHTTPHeaderField: name)
             }
         }
-        return request
+        return (request, body)
+    }
+
+    private static func checkBodyContentType(_ contentType: String) throws {
+        guard WireValidation.isFieldValue(contentType) else {
+            throw NetworkError.invalidRequest(field: "body's content type", reason: "has CR, LF, NUL or another control character")
+        }
+    }
+
+    /// The size of a ``RequestBody/file(_:contentType:)`` body, or
+    /// ``NetworkError/invalidRequest(field:reason:)`` when it is not a readable regular file.
+    static func size(ofBodyFile file: URL) throws -> Int64 {
+        guard file.isFileURL, FileManager.default.isReadableFile(atPath: file.path),
+              let attributes = try? FileManager.default.attributesOfItem(atPath: file.path),   // unreadable is reported below
+              attributes[.type] as? FileAttributeType == .typeRegular,
+              let size = (attributes[.size] as? NSNumber)?.int64Value
+        else {
+            throw NetworkError.invalidRequest(field: "body file", reason: "does not exist, is not a regular file or cannot be read")
+        }
+        return size
     }
 
     /// The longest per-request timeout set on a `URLRequest`: a day. A longer or infinite ``timeout``

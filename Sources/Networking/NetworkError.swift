@@ -66,6 +66,8 @@ public enum NetworkError: Error, Sendable {
     /// The response body, or the length the server declared for it, is larger than the call allows
     /// (``Endpoint/maximumResponseSize``, or the provider's). Carries the limit in bytes.
     case responseTooLarge(limit: Int)
+    /// A download could not be written to disk, or moved to its destination. Carries the file system's error.
+    case fileWriteFailed(any Error)
 }
 
 extension NetworkError: CustomStringConvertible, LocalizedError {
@@ -99,6 +101,8 @@ extension NetworkError: CustomStringConvertible, LocalizedError {
             return "The access token could not be refreshed: \(Self.describe(error))"
         case let .responseTooLarge(limit):
             return "The response body is larger than the \(limit) bytes this call allows."
+        case let .fileWriteFailed(error):
+            return "The downloaded file could not be written: \(Self.describe(error))"
         case let .deadlineExceeded(seconds):
             return "The call did not finish within its deadline of \(Self.seconds(seconds)), retries included."
         case let .retryAfter(seconds, statusCode):

@@ -108,7 +108,7 @@ public final class NetworkProvider: NetworkProviding {
         _ endpoint: some Endpoint,
         interceptor: (any RequestInterceptor)? = nil
     ) async throws -> Response {
-        try await response(endpoint, interceptor: interceptor, refreshing: nil)
+        try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: TransferMode()).response
     }
 
     /// The response body decoded as `type` with the provider's decoder.
@@ -126,20 +126,46 @@ public final class NetworkProvider: NetworkProviding {
         interceptor: (any RequestInterceptor)?,
         refreshing: UUID?
     ) async throws -> Response {
+        try await perform(endpoint, interceptor: interceptor, refreshing: refreshing, mode: TransferMode()).response
+    }
+
+    /// Sends one call, its body handled as `mode` says: the pipeline every public call goes through.
+    func perform(
+        _ endpoint: some Endpoint,
+        interceptor: (any RequestInterceptor)?,
+        refreshing: UUID?,
+        mode: TransferMode
+    ) async throws -> (response: Response, delivered: DeliveredBody?) {
         let started = DispatchTime.now()
         let context = RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: refreshing)
         var sent: URLRequest?
         var attempts = 0
+        var spooled: URL?
+        defer { if let spooled { try? FileManager.default.removeItem(at: spooled) } }   // our temporary copy; nothing to report
         do {
             let deadline = try Deadline(seconds: endpoint.deadline ?? self.deadline)
-            let built = try endpoint.urlRequest(encoder: encoder)
+            var (built, body) = try endpoint.urlRequestAndBody(encoder: encoder)
+            var mode = mode
+            switch body {
+            case .file(let file, _)?:
+                mode.bodyFile = file
+            case .spooled(let form)?:
+                let file = FileManager.default.temporaryDirectory.appendingPathComponent("networking-\(UUID().uuidString).multipart")
+                spooled = file
+                let (contentType, length) = try form.spool(to: file)
+                if built.value(forHTTPHeaderField: "Content-Type") == nil { built.setValue(contentType, forHTTPHeaderField: "Content-Type") }
+                built.setValue(String(length), forHTTPHeaderField: "Content-Length")
+                mode.bodyFile = file
+            case .inline?, nil:
+                break
+            }
             sent = built
-            if !events.isEmpty { events.send { $0.requestDidBuild(built, context: context) } }
+            if !events.isEmpty { events.send { [built] in $0.requestDidBuild(built, context: context) } }
             let response = try await run(built, for: endpoint, context: context, chain: chain(with: interceptor), deadline: deadline,
-                                         sent: &sent, attempts: &attempts)
+                                         mode: mode, sent: &sent, attempts: &attempts)
             if !events.isEmpty {
                 let (last, count, duration) = (sent ?? built, attempts, started.secondsElapsed)
-                events.send { $0.requestDidFinish(last, result: .success(response), attempts: count, duration: duration, context: context) }
+                events.send { $0.requestDidFinish(last, result: .success(response.response), attempts: count, duration: duration, context: context) }
             }
             return response
         } catch {
@@ -158,9 +184,10 @@ public final class NetworkProvider: NetworkProviding {
         context: RequestContext,
         chain: (any RequestInterceptor)?,
         deadline: Deadline,
+        mode: TransferMode,
         sent: inout URLRequest?,
         attempts: inout Int
-    ) async throws -> Response {
+    ) async throws -> (response: Response, delivered: DeliveredBody?) {
         while true {
             attempts += 1
             if Task.isCancelled { throw NetworkError.cancelled }
@@ -180,8 +207,9 @@ public final class NetworkProvider: NetworkProviding {
                 if !events.isEmpty { events.send { [request] in $0.taskDidStart(request, context: context) } }
                 let taskStarted = DispatchTime.now()
                 let limit = endpoint.maximumResponseSize ?? maximumResponseSize
-                let (data, httpResponse) = try await send(request, builtAs: chain == nil ? nil : built, deadline: deadline, sizeLimit: limit)
-                try Self.checkSize(of: data, declaredBy: httpResponse, for: request, limit: limit)
+                let (data, httpResponse, delivered) = try await send(request, builtAs: chain == nil ? nil : built, deadline: deadline,
+                                                                     sizeLimit: mode.sizeLimit ?? limit, mode: mode, attempt: attempts)
+                if delivered == nil { try Self.checkSize(of: data, declaredBy: httpResponse, for: request, limit: limit) }
                 let received = Response(data: data, httpResponse: httpResponse, request: request)
                 response = received
                 if !events.isEmpty {
@@ -190,13 +218,14 @@ public final class NetworkProvider: NetworkProviding {
                 }
                 let validated = try validate(received, for: endpoint, context: context)
                 RefreshRun.current?.record(status: nil, of: context)
-                return validated
+                return (validated, delivered)
             } catch {
                 RefreshRun.current?.record(status: response.map { endpoint.acceptableStatusCodes.contains($0.statusCode) ? nil : $0.statusCode } ?? nil,
                                            of: context)
                 let error = Self.normalize(error)
                 switch error {
-                case NetworkError.cancelled, NetworkError.invalidRequest, NetworkError.deadlineExceeded, NetworkError.responseTooLarge:
+                case NetworkError.cancelled, NetworkError.invalidRequest, NetworkError.deadlineExceeded, NetworkError.responseTooLarge,
+                     NetworkError.fileWriteFailed, NetworkError.encodingFailed:
                     throw error   // never worth another attempt
                 default: break
                 }
@@ -256,14 +285,24 @@ public final class NetworkProvider: NetworkProviding {
         _ request: URLRequest,
         builtAs built: URLRequest?,
         deadline: Deadline,
-        sizeLimit: Int
-    ) async throws -> (Data, HTTPURLResponse) {
+        sizeLimit: Int,
+        mode: TransferMode,
+        attempt: Int
+    ) async throws -> (Data, HTTPURLResponse, DeliveredBody?) {
         var next = request
         for _ in 0..<16 {   // resends of same-origin 307/308s; each transfer follows at most 16 redirects itself
             if deadline.hasPassed { throw deadline.exceeded }
-            let (data, response, refused) = try await transfer(next, builtAs: built, deadline: deadline, sizeLimit: sizeLimit)
+            let (data, response, refused, delivered): (Data, HTTPURLResponse, RedirectPolicy.Decision?, DeliveredBody?)
+            if mode.usesDelegate {
+                (data, response, refused, delivered) = try await delegateTransfer(next, builtAs: built, deadline: deadline, sizeLimit: sizeLimit,
+                                                                                  mode: mode, attempt: attempt)
+            } else {
+                (data, response, refused) = try await transfer(next, builtAs: built, deadline: deadline, sizeLimit: sizeLimit)
+                delivered = nil
+            }
+            if refused != nil, case .file(let url)? = delivered { try? FileManager.default.removeItem(at: url) }   // not ours to keep
             switch refused {
-            case nil, .follow?: return (data, response)
+            case nil, .follow?: return (data, response, delivered)
             case .refuse(let statusCode)?: throw NetworkError.redirectWouldForwardBody(statusCode: statusCode)
             case .resend(let redirected)?: next = redirected
             case .fail(let code)?: throw URLError(code)
@@ -272,8 +311,9 @@ public final class NetworkProvider: NetworkProviding {
         throw URLError(.httpTooManyRedirects)
     }
 
-    /// One `URLSessionTask`: the body, the response, and the redirect the session delegate did not let
-    /// it follow, if any (the response is then that redirect's).
+    /// One `URLSessionTask` with a completion handler (the cheapest way on Linux to own the task): the
+    /// body, the response, and the redirect the session delegate did not let it follow, if any (the
+    /// response is then that redirect's).
     private func transfer(
         _ request: URLRequest,
         builtAs built: URLRequest?,
@@ -288,23 +328,8 @@ public final class NetworkProvider: NetworkProviding {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, HTTPURLResponse, RedirectPolicy.Decision?), any Error>) in
                 let task = session.dataTask(with: request) { data, response, error in
                     let state = handle.startedTask.flatMap(delegate.finish(_:))
-                    if let error {
-                        let challenged = (error as? URLError)?.code == .cancelled ? state?.challengedResponse : nil
-                        switch (handle.stop, challenged) {
-                        case (.tooLarge?, _):
-                            continuation.resume(throwing: NetworkError.responseTooLarge(limit: sizeLimit))
-                        case (.expired?, _):
-                            continuation.resume(throwing: deadline.exceeded)
-                        case (nil, let challenged?):
-                            continuation.resume(returning: (Data(), challenged, nil))   // a cancelled challenge (Linux): the 401 is the answer
-                        default:
-                            continuation.resume(throwing: error)
-                        }
-                    } else if let httpResponse = response as? HTTPURLResponse {
-                        continuation.resume(returning: (data ?? Data(), httpResponse, state?.refusedRedirect))
-                    } else {
-                        continuation.resume(throwing: URLError(.badServerResponse))
-                    }
+                    continuation.resume(with: Self.outcome(data: data, response: response, error: error, state: state,
+                                                           handle: handle, deadline: deadline, sizeLimit: sizeLimit))
                 }
                 if let built { delegate.remember(builtRequest: built, for: task) }
                 handle.start(task)
@@ -312,6 +337,81 @@ public final class NetworkProvider: NetworkProviding {
         } onCancel: {
             handle.cancel()
         }
+    }
+
+    /// One `URLSessionTask` driven by the session delegate (see ``DelegateTransfer``): a body sent from a
+    /// file, progress, a download to a file, or a streamed body, which is returned as soon as an accepted
+    /// response arrives. The deadline then no longer applies to it; its reader owns it.
+    private func delegateTransfer(
+        _ request: URLRequest,
+        builtAs built: URLRequest?,
+        deadline: Deadline,
+        sizeLimit: Int,
+        mode: TransferMode,
+        attempt: Int
+    ) async throws -> (Data, HTTPURLResponse, RedirectPolicy.Decision?, DeliveredBody?) {
+        let handle = TaskHandle(request: request, declaredSizeLimit: .max)   // the transfer checks sizes itself
+        attemptWatch.watch(handle, until: deadline.expiry)
+        defer { attemptWatch.unwatch(handle) }
+        let delegate = self.delegate
+        let download = mode.downloadDirectory.map { $0.appendingPathComponent(".networking-\(UUID().uuidString).download") }
+        let delivery: DelegateTransfer.Delivery = download.map { .file($0) } ?? (mode.streams ? .stream : .buffer)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, HTTPURLResponse, RedirectPolicy.Decision?, DeliveredBody?), any Error>) in
+                let transfer = DelegateTransfer(
+                    delivery: delivery, acceptable: mode.acceptable, sizeLimit: sizeLimit, declaresItsBody: Self.declaresItsBody(request),
+                    progress: mode.progress, attempt: attempt, handle: handle,
+                    onStream: { response, channel in continuation.resume(returning: (Data(), response, nil, .stream(channel))) },
+                    onComplete: { data, response, error, state in
+                        continuation.resume(with: Self.outcome(data: data, response: response, error: error, state: state, handle: handle,
+                                                               deadline: deadline, sizeLimit: sizeLimit)
+                            .map { ($0.0, $0.1, $0.2, error == nil && $0.2 == nil ? download.map { .file($0) } : nil) })
+                    })
+                let task: URLSessionTask
+                if let file = mode.bodyFile {
+                    task = session.uploadTask(with: Self.naming(bodyFile: file, in: request), fromFile: file)
+                } else {
+                    task = session.dataTask(with: request)
+                }
+                delegate.register(transfer, for: task)
+                if let built { delegate.remember(builtRequest: built, for: task) }
+                handle.start(task)
+            }
+        } onCancel: {
+            handle.cancel()
+        }
+    }
+
+    /// The key under which a request sent from a file names that file (`URLProtocol.property(forKey:in:)`),
+    /// for URL protocols such as `MockURLProtocol`, which on Linux are not given an upload task's body.
+    public static let bodyFileProperty = "Networking.bodyFile"
+
+    private static func naming(bodyFile: URL, in request: URLRequest) -> URLRequest {
+        guard let copy = (request as NSURLRequest).mutableCopy() as? NSMutableURLRequest else { return request }
+        URLProtocol.setProperty(bodyFile.path, forKey: bodyFileProperty, in: copy)
+        return copy as URLRequest
+    }
+
+    /// What a finished task means for the attempt: its body and response, or the error to throw.
+    private static func outcome(
+        data: Data?, response: URLResponse?, error: (any Error)?, state: SessionDelegate.TaskState?,
+        handle: TaskHandle, deadline: Deadline, sizeLimit: Int
+    ) -> Result<(Data, HTTPURLResponse, RedirectPolicy.Decision?), any Error> {
+        if let error {
+            let challenged = (error as? URLError)?.code == .cancelled ? state?.challengedResponse : nil
+            switch (handle.stop, challenged) {
+            case (.tooLarge?, _):
+                return .failure(NetworkError.responseTooLarge(limit: sizeLimit))
+            case (.expired?, _):
+                return .failure(deadline.exceeded)
+            case (nil, let challenged?):
+                return .success((Data(), challenged, nil))   // a cancelled challenge (Linux): the 401 is the answer
+            default:
+                return .failure(error)
+            }
+        }
+        guard let httpResponse = response as? HTTPURLResponse else { return .failure(URLError(.badServerResponse)) }
+        return .success((data ?? Data(), httpResponse, state?.refusedRedirect))
     }
 
     /// Throws ``NetworkError/responseTooLarge(limit:)`` when the body, or the `Content-Length` the server
@@ -367,93 +467,5 @@ extension DispatchTime {
     /// Seconds from this time until now.
     var secondsElapsed: TimeInterval {
         Double(DispatchTime.now().uptimeNanoseconds - uptimeNanoseconds) / 1_000_000_000
-    }
-}
-
-/// The `URLSessionTask` of one attempt, so that cancelling the calling task can cancel it, whichever
-/// of the two happens first.
-private final class TaskHandle: WatchedAttempt, @unchecked Sendable {
-    // @unchecked: `task`, `isCancelled`, `expired` and `tooLarge` are guarded by `lock`.
-    private let lock = NSLock()
-    private var task: URLSessionTask?
-    private var isCancelled = false
-    private var expired = false
-    private var tooLarge = false
-    /// The request sent, to tell (only when a declared length is over the limit) whether its response
-    /// declares a body it sends.
-    private let request: URLRequest
-    /// The largest body the response may declare.
-    private let declaredSizeLimit: Int
-
-    init(request: URLRequest, declaredSizeLimit: Int) {
-        self.request = request
-        self.declaredSizeLimit = declaredSizeLimit
-    }
-
-    /// Why the task was stopped, if it was.
-    enum Stop {
-        /// The calling task was cancelled (``cancel()``); this wins over the others.
-        case cancelled
-        /// ``check()`` found the declared body over the limit.
-        case tooLarge
-        /// The call's deadline passed (``expire()``).
-        case expired
-    }
-
-    /// Why the task was stopped, if it was, read once when it completes.
-    var stop: Stop? {
-        lock.lock(); defer { lock.unlock() }
-        if isCancelled { return .cancelled }
-        if tooLarge { return .tooLarge }
-        return expired ? .expired : nil
-    }
-
-    /// Cancels the task once the response has declared a body larger than the limit
-    /// (`countOfBytesExpectedToReceive` is set when the headers arrive, long before the body has).
-    func check() {
-        lock.lock()
-        let task = self.task
-        lock.unlock()
-        guard let task, task.countOfBytesExpectedToReceive > Int64(declaredSizeLimit),
-              NetworkProvider.declaresItsBody(request)   // looked at only now: header look-ups are not free
-        else { return }
-        lock.lock()
-        tooLarge = true
-        lock.unlock()
-        task.cancel()
-    }
-
-    /// The task, once started.
-    var startedTask: URLSessionTask? {
-        lock.lock(); defer { lock.unlock() }
-        return task
-    }
-
-    /// The call's deadline passed: cancels the task.
-    func expire() {
-        lock.lock()
-        expired = true
-        let task = self.task
-        lock.unlock()
-        task?.cancel()
-    }
-
-    /// Resumes `task`, and cancels it at once if the calling task was cancelled or the deadline
-    /// passed before it started (it then completes with `cancelled`).
-    func start(_ task: URLSessionTask) {
-        lock.lock()
-        self.task = task
-        let stopped = isCancelled || expired
-        lock.unlock()
-        task.resume()
-        if stopped { task.cancel() }
-    }
-
-    func cancel() {
-        lock.lock()
-        isCancelled = true
-        let task = self.task
-        lock.unlock()
-        task?.cancel()
     }
 }

@@ -8,7 +8,13 @@ import Foundation
 /// var body: RequestBody { .json(SignIn(email: email, password: password)) }
 /// var body: RequestBody { .form(["grant_type": "refresh_token"]) }
 /// var body: RequestBody { .data(png, contentType: "image/png") }
+/// var body: RequestBody { .file(videoURL, contentType: "video/mp4") }      // streamed from disk
+/// var body: RequestBody { .multipart(MultipartForm([.text("name", "Kim"), .file("photo", at: photoURL)])) }
 /// ```
+///
+/// A ``file(_:contentType:)`` body, and a ``multipart(_:)`` form with file parts, are not put in the
+/// `URLRequest` that ``Endpoint/urlRequest(encoder:)`` builds: the provider streams them from disk
+/// (see ``MultipartForm``) and sends the same bytes again on every attempt.
 public enum RequestBody: Sendable {
     /// No body.
     case none
@@ -18,30 +24,56 @@ public enum RequestBody: Sendable {
     case data(Data, contentType: String)
     /// An `application/x-www-form-urlencoded` body, its fields in the given order.
     case form([URLQueryItem])
+    /// The bytes of a file, streamed from disk when sent, with the given `Content-Type`. A file that is
+    /// missing or unreadable fails the call with ``NetworkError/invalidRequest(field:reason:)``.
+    case file(URL, contentType: String)
+    /// A `multipart/form-data` form; see ``MultipartForm``.
+    case multipart(MultipartForm)
 
     /// A form body from a dictionary; fields are sorted by name so the bytes are stable.
     public static func form(_ fields: [String: String]) -> RequestBody {
         .form(fields.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) })
     }
 
-    /// Encodes the body, returning the bytes and the content type it implies (nil for ``none``).
+    /// The body as it is sent: bytes in the request, or a file the provider streams.
+    enum Encoded {
+        /// Bytes for `httpBody`, and the `Content-Type` they imply.
+        case inline(Data, contentType: String)
+        /// A file sent as it is.
+        case file(URL, contentType: String)
+        /// A form with file parts, which the provider writes to a temporary file before sending.
+        case spooled(MultipartForm)
+    }
+
+    /// Encodes the body (nil for ``none``).
     ///
-    /// - Throws: ``NetworkError/encodingFailed(_:)`` carrying the encoder's error.
-    func encoded(defaultEncoder: JSONEncoder) throws -> (data: Data, contentType: String)? {
+    /// - Throws: ``NetworkError/encodingFailed(_:)`` carrying the encoder's error, or
+    ///   ``NetworkError/invalidRequest(field:reason:)`` for a multipart form that would corrupt its framing
+    ///   or names a file that cannot be read.
+    func encoded(defaultEncoder: JSONEncoder) throws -> Encoded? {
         switch self {
         case .none:
             return nil
         case let .json(value, encoder):
             do {
-                return (try (encoder ?? defaultEncoder).encode(value), "application/json")
+                return .inline(try (encoder ?? defaultEncoder).encode(value), contentType: "application/json")
             } catch {
                 throw NetworkError.encodingFailed(error)
             }
         case let .data(data, contentType):
-            return (data, contentType)
+            return .inline(data, contentType: contentType)
         case let .form(items):
             let encoded = PercentEncoding.query(items)
-            return (Data(encoded.utf8), "application/x-www-form-urlencoded; charset=utf-8")
+            return .inline(Data(encoded.utf8), contentType: "application/x-www-form-urlencoded; charset=utf-8")
+        case let .file(url, contentType):
+            return .file(url, contentType: contentType)
+        case let .multipart(form):
+            if form.hasFiles {
+                try form.validate()
+                return .spooled(form)
+            }
+            let (data, contentType) = try form.encodedInMemory()
+            return .inline(data, contentType: contentType)
         }
     }
 }

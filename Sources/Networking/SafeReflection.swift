@@ -30,6 +30,10 @@ extension RequestBody: CustomReflectable {
             return Mirror(self, children: ["data": "\(data.count) bytes", "contentType": contentType], displayStyle: .enum)
         case let .form(items):
             return Mirror(self, children: ["form": items.map(\.name)], displayStyle: .enum)
+        case let .file(url, contentType):
+            return Mirror(self, children: ["file": url.lastPathComponent, "contentType": contentType], displayStyle: .enum)
+        case let .multipart(form):
+            return Mirror(self, children: ["multipart": form.parts.map(\.name)], displayStyle: .enum)
         }
     }
 }

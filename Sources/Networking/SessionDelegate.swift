@@ -14,7 +14,10 @@ import FoundationNetworking
 ///   the challenge and keeps its 401 response, which the provider then validates like any other (its
 ///   body is lost: URLSession has not read it). Server-trust and client-certificate challenges, and
 ///   every challenge on Apple platforms, keep URLSession's default handling.
-final class SessionDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+///
+/// - Transfers: a task registered with a ``DelegateTransfer`` (uploads with progress, downloads, streamed
+///   responses) gets its response, body, upload progress and completion through here.
+final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     /// The most redirects one task follows (as browsers do, about 20; URLSession on Linux has no limit).
     static let maximumRedirects = 16
 
@@ -29,6 +32,8 @@ final class SessionDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendab
         var refusedRedirect: RedirectPolicy.Decision?
         /// The 401 of an authentication challenge the delegate cancelled (Linux).
         var challengedResponse: HTTPURLResponse?
+        /// The attempt that receives this task's callbacks, when it is not a completion-handler task.
+        var transfer: DelegateTransfer?
     }
 
     // @unchecked: `states` is guarded by `lock`.
@@ -40,6 +45,17 @@ final class SessionDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendab
     func remember(builtRequest: URLRequest, for task: URLSessionTask) {
         lock.lock(); defer { lock.unlock() }
         states[task.taskIdentifier, default: TaskState()].built = builtRequest
+    }
+
+    /// Sends `task`'s callbacks to `transfer` (call before resuming it).
+    func register(_ transfer: DelegateTransfer, for task: URLSessionTask) {
+        lock.lock(); defer { lock.unlock() }
+        states[task.taskIdentifier, default: TaskState()].transfer = transfer
+    }
+
+    private func transfer(of task: URLSessionTask) -> DelegateTransfer? {
+        lock.lock(); defer { lock.unlock() }
+        return states[task.taskIdentifier]?.transfer
     }
 
     /// What the delegate learned about `task`, forgotten: call once, when the task completed.
@@ -80,6 +96,29 @@ final class SessionDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendab
         lock.unlock()
         // Not following makes the task complete with the redirect response itself.
         completionHandler(nil)
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        completionHandler(transfer(of: dataTask)?.didReceive(response, task: dataTask) ?? .allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        transfer(of: dataTask)?.didReceive(data, task: dataTask)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
+        transfer(of: task)?.didSend(totalBytesSent, of: totalBytesExpectedToSend)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        // Completion-handler tasks are finished by their handler (which calls `finish(_:)`), not here.
+        guard transfer(of: task) != nil, let state = finish(task), let transfer = state.transfer else { return }
+        transfer.didComplete(task, error: error, state: state)
     }
 
     #if canImport(FoundationNetworking)

@@ -1,0 +1,98 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The `URLSessionTask` of one attempt, so that cancelling the calling task can cancel it, whichever
+/// of the two happens first.
+final class TaskHandle: WatchedAttempt, @unchecked Sendable {
+    // @unchecked: `task`, `isCancelled`, `expired` and `tooLarge` are guarded by `lock`.
+    private let lock = NSLock()
+    private var task: URLSessionTask?
+    private var isCancelled = false
+    private var expired = false
+    private var tooLarge = false
+    /// The request sent, to tell (only when a declared length is over the limit) whether its response
+    /// declares a body it sends.
+    private let request: URLRequest
+    /// The largest body the response may declare.
+    private let declaredSizeLimit: Int
+
+    init(request: URLRequest, declaredSizeLimit: Int) {
+        self.request = request
+        self.declaredSizeLimit = declaredSizeLimit
+    }
+
+    /// Why the task was stopped, if it was.
+    enum Stop {
+        /// The calling task was cancelled (``cancel()``); this wins over the others.
+        case cancelled
+        /// ``check()`` found the declared body over the limit.
+        case tooLarge
+        /// The call's deadline passed (``expire()``).
+        case expired
+    }
+
+    /// Why the task was stopped, if it was, read once when it completes.
+    var stop: Stop? {
+        lock.lock(); defer { lock.unlock() }
+        if isCancelled { return .cancelled }
+        if tooLarge { return .tooLarge }
+        return expired ? .expired : nil
+    }
+
+    /// Cancels the task once the response has declared a body larger than the limit
+    /// (`countOfBytesExpectedToReceive` is set when the headers arrive, long before the body has).
+    func check() {
+        lock.lock()
+        let task = self.task
+        lock.unlock()
+        guard let task, task.countOfBytesExpectedToReceive > Int64(declaredSizeLimit),
+              NetworkProvider.declaresItsBody(request)   // looked at only now: header look-ups are not free
+        else { return }
+        stopForSize()
+    }
+
+    /// The body is over the size limit: cancels the task.
+    func stopForSize() {
+        lock.lock()
+        tooLarge = true
+        let task = self.task
+        lock.unlock()
+        task?.cancel()
+    }
+
+    /// The task, once started.
+    var startedTask: URLSessionTask? {
+        lock.lock(); defer { lock.unlock() }
+        return task
+    }
+
+    /// The call's deadline passed: cancels the task.
+    func expire() {
+        lock.lock()
+        expired = true
+        let task = self.task
+        lock.unlock()
+        task?.cancel()
+    }
+
+    /// Resumes `task`, and cancels it at once if the calling task was cancelled or the deadline
+    /// passed before it started (it then completes with `cancelled`).
+    func start(_ task: URLSessionTask) {
+        lock.lock()
+        self.task = task
+        let stopped = isCancelled || expired
+        lock.unlock()
+        task.resume()
+        if stopped { task.cancel() }
+    }
+
+    func cancel() {
+        lock.lock()
+        isCancelled = true
+        let task = self.task
+        lock.unlock()
+        task?.cancel()
+    }
+}

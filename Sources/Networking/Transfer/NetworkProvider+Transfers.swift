@@ -1,0 +1,132 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// How a call's attempts send and receive their bodies. The default is a plain request: body in memory,
+/// response gathered in memory, sent with a completion handler.
+struct TransferMode {
+    /// A file the body is streamed from (a ``RequestBody/file(_:contentType:)`` body or a spooled form).
+    var bodyFile: URL?
+    /// Where a download's temporary files go (the destination's folder, so the final move is a rename).
+    var downloadDirectory: URL?
+    /// Whether an accepted body is handed out as it arrives.
+    var streams = false
+    /// Where progress goes.
+    var progress: ProgressReporter?
+    /// The statuses whose body goes to the download or the stream.
+    var acceptable: Set<Int> = []
+    /// The size limit, when not the endpoint's or the provider's.
+    var sizeLimit: Int?
+
+    /// Whether attempts need the session delegate's callbacks rather than a completion handler.
+    var usesDelegate: Bool {
+        bodyFile != nil || downloadDirectory != nil || streams || progress != nil
+    }
+}
+
+/// What an attempt delivered besides its ``Response``.
+enum DeliveredBody {
+    /// A streamed body, flowing through this channel.
+    case stream(BodyChannel)
+    /// A downloaded body, in this temporary file.
+    case file(URL)
+}
+
+extension NetworkProvider {
+    /// Sends `endpoint` and returns its body as it arrives, once the response's status was accepted.
+    ///
+    /// Everything before the first byte goes through the pipeline as for ``response(_:interceptor:)``:
+    /// the interceptors adapt it, a 401 is answered by a token refresh and a resend, a retrier may retry it,
+    /// and the deadline covers it. An unacceptable status throws as usual (its body is read for the error
+    /// mapper). Once the stream is returned nothing is retried: see ``ResponseStream``. The endpoint's
+    /// ``Endpoint/maximumResponseSize`` (or the provider's) bounds how far the reader may fall behind, and
+    /// the longest line or event; the stream itself may run as long as the server sends.
+    ///
+    /// ```swift
+    /// let stream = try await provider.stream(ChatAPI.reply(to: question))
+    /// for try await line in stream.lines { print(line) }
+    /// ```
+    public func stream(_ endpoint: some Endpoint, interceptor: (any RequestInterceptor)? = nil) async throws -> ResponseStream {
+        var mode = TransferMode()
+        mode.streams = true
+        mode.acceptable = endpoint.acceptableStatusCodes
+        let (response, delivered) = try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: mode)
+        guard case .stream(let channel)? = delivered else {
+            // An accepted status always streams; this is a status the endpoint accepts with an empty reply.
+            let channel = BodyChannel(limit: endpoint.maximumResponseSize ?? maximumResponseSize)
+            channel.finish(throwing: nil)
+            return ResponseStream(response: response, channel: channel)
+        }
+        return ResponseStream(response: response, channel: channel)
+    }
+
+    /// Downloads `endpoint`'s body into the file at `destination`, replacing any file there, and returns
+    /// the response (its `data` is empty).
+    ///
+    /// The body is written to a temporary file beside `destination` and moved into place only when it
+    /// arrived whole, so `destination` never holds a partial file; a failed or cancelled call removes the
+    /// temporary file. The call's deadline covers the whole download (give a large download's endpoint a
+    /// longer ``Endpoint/deadline``). The size limit is the endpoint's ``Endpoint/maximumResponseSize``
+    /// if it names one, and none otherwise (the body goes to disk, not memory). A retried download
+    /// starts again from the first byte.
+    ///
+    /// - Parameter progress: receives the bytes written and the total the server declared; see
+    ///   ``TransferProgress/makeStream()``. Finished when the call ends.
+    public func download(
+        _ endpoint: some Endpoint,
+        to destination: URL,
+        interceptor: (any RequestInterceptor)? = nil,
+        progress: ProgressReporter? = nil
+    ) async throws -> Response {
+        defer { progress?.finish() }
+        guard destination.isFileURL else {
+            throw NetworkError.invalidRequest(field: "download destination", reason: "is not a file URL")
+        }
+        var mode = TransferMode()
+        mode.downloadDirectory = destination.deletingLastPathComponent()
+        mode.progress = progress
+        mode.acceptable = endpoint.acceptableStatusCodes
+        mode.sizeLimit = endpoint.maximumResponseSize ?? .max
+        let (response, delivered) = try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: mode)
+        guard case .file(let file)? = delivered else {
+            // An accepted status with no body reaching the delegate (a mocked empty reply): an empty file.
+            guard FileManager.default.createFile(atPath: destination.path, contents: nil) else {
+                throw NetworkError.fileWriteFailed(CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: destination.path]))
+            }
+            return response
+        }
+        do {
+            if Task.isCancelled { throw NetworkError.cancelled }
+            // rename(2) replaces the destination atomically (the file is in the same folder).
+            guard rename(file.path, destination.path) == 0 else {
+                throw NetworkError.fileWriteFailed(CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: destination.path]))
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: file)   // our temporary file: removing it is all we can do
+            throw error
+        }
+        return response
+    }
+
+    /// Sends `endpoint` (usually a ``RequestBody/file(_:contentType:)``, ``RequestBody/multipart(_:)`` or
+    /// ``RequestBody/data(_:contentType:)`` body) and reports how much of the body was sent.
+    ///
+    /// Otherwise it is ``response(_:interceptor:)``: the same pipeline, limits and errors. A retried
+    /// upload (say after a token refresh) sends the same bytes again, and its progress starts again from
+    /// zero with the next ``TransferProgress/attempt``.
+    ///
+    /// - Parameter progress: receives the bytes sent and the body's size; see
+    ///   ``TransferProgress/makeStream()``. Finished when the call ends.
+    public func upload(
+        _ endpoint: some Endpoint,
+        interceptor: (any RequestInterceptor)? = nil,
+        progress: ProgressReporter?
+    ) async throws -> Response {
+        defer { progress?.finish() }
+        var mode = TransferMode()
+        mode.progress = progress
+        mode.acceptable = endpoint.acceptableStatusCodes
+        return try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: mode).response
+    }
+}
