@@ -369,7 +369,8 @@ public final class NetworkProvider: NetworkProviding {
                     })
                 let task: URLSessionTask
                 if let file = mode.bodyFile {
-                    task = session.uploadTask(with: Self.naming(bodyFile: file, in: request), fromFile: file)
+                    task = session.uploadTask(with: request, fromFile: file)
+                    task.taskDescription = Self.bodyFileTaskDescriptionPrefix + file.path
                 } else {
                     task = session.dataTask(with: request)
                 }
@@ -382,15 +383,10 @@ public final class NetworkProvider: NetworkProviding {
         }
     }
 
-    /// The key under which a request sent from a file names that file (`URLProtocol.property(forKey:in:)`),
-    /// for URL protocols such as `MockURLProtocol`, which on Linux are not given an upload task's body.
-    public static let bodyFileProperty = "Networking.bodyFile"
-
-    private static func naming(bodyFile: URL, in request: URLRequest) -> URLRequest {
-        guard let copy = (request as NSURLRequest).mutableCopy() as? NSMutableURLRequest else { return request }
-        URLProtocol.setProperty(bodyFile.path, forKey: bodyFileProperty, in: copy)
-        return copy as URLRequest
-    }
+    /// How the `taskDescription` of a task that sends its body from a file begins; the file's path
+    /// follows. For URL protocols such as `MockURLProtocol`, which on Linux are not given an upload
+    /// task's body (and where `URLProtocol.setProperty` does not survive into the task).
+    public static let bodyFileTaskDescriptionPrefix = "networking-body-file:"
 
     /// What a finished task means for the attempt: its body and response, or the error to throw.
     private static func outcome(

@@ -18,10 +18,14 @@ public struct MockResponse: Sendable {
     public var headers: [String: String]
     /// The response body.
     public var body: Data
-    /// When set, the request fails with this error instead of receiving a response.
+    /// When set, the request fails with this error instead of receiving a response (or, with
+    /// ``chunks``, after them).
     public var error: URLError?
     /// Seconds to wait before answering; cancelling the request ends the wait.
     public var delay: TimeInterval
+    /// When not empty, the body is sent as these chunks instead of ``body``, each after its delay in
+    /// seconds (a streamed response: Server-Sent Events, a slow download). Cancelling the request stops them.
+    public var chunks: [(data: Data, delay: TimeInterval)] = []
 
     /// Creates a response.
     public init(statusCode: Int = 200, headers: [String: String] = [:], body: Data = Data(), delay: TimeInterval = 0) {
@@ -57,6 +61,29 @@ public struct MockResponse: Sendable {
     /// A transport failure: the request gets no HTTP response.
     public static func failure(_ error: URLError) -> MockResponse {
         var response = MockResponse()
+        response.error = error
+        return response
+    }
+
+    /// A `200` whose body arrives as `chunks`, `interval` seconds apart, with `headers`.
+    ///
+    /// ```swift
+    /// server.stub(.get, "/events", .chunked(["data: one\n\n", "data: two\n\n"], interval: 0.05,
+    ///                                      headers: ["Content-Type": "text/event-stream"]))
+    /// ```
+    public static func chunked(
+        _ chunks: [String], interval: TimeInterval = 0, statusCode: Int = 200, headers: [String: String] = [:], failingWith error: URLError? = nil
+    ) -> MockResponse {
+        chunked(chunks.map { Data($0.utf8) }, interval: interval, statusCode: statusCode, headers: headers, failingWith: error)
+    }
+
+    /// A response whose body arrives as `chunks` of bytes, `interval` seconds apart; with `error`, the
+    /// connection then fails with it instead of ending the body (a drop mid-stream).
+    public static func chunked(
+        _ chunks: [Data], interval: TimeInterval = 0, statusCode: Int = 200, headers: [String: String] = [:], failingWith error: URLError? = nil
+    ) -> MockResponse {
+        var response = MockResponse(statusCode: statusCode, headers: headers)
+        response.chunks = chunks.map { ($0, interval) }
         response.error = error
         return response
     }

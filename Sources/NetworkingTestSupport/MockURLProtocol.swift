@@ -47,7 +47,7 @@ public final class MockURLProtocol: URLProtocol {
     }
 
     public override func startLoading() {
-        load.start(RecordedRequest(request), on: Self.server(for: request), owner: self)
+        load.start(RecordedRequest(request, task: task), on: Self.server(for: request), owner: self)
     }
 
     public override func stopLoading() {
@@ -93,7 +93,11 @@ private final class Load: @unchecked Sendable {
                 fail(Task.isCancelled ? URLError(.cancelled) : URLError(.badServerResponse, userInfo: [NSUnderlyingErrorKey: error]))
                 return
             }
-            deliver(response, for: recorded.url)
+            if response.chunks.isEmpty {
+                deliver(response, for: recorded.url)
+            } else {
+                await deliverChunks(response, for: recorded.url)
+            }
         }
         lock.lock()
         work = task
@@ -128,6 +132,38 @@ private final class Load: @unchecked Sendable {
             if !response.body.isEmpty { client.urlProtocol(owner, didLoad: response.body) }
             client.urlProtocolDidFinishLoading(owner)
         }
+    }
+
+    /// Sends the head, then each chunk after its delay, then the end; stops early if the load is stopped.
+    private func deliverChunks(_ response: MockResponse, for url: URL) async {
+        guard let http = HTTPURLResponse(url: url, statusCode: response.statusCode, httpVersion: "HTTP/1.1", headerFields: response.headers) else {
+            return fail(URLError(.badServerResponse))
+        }
+        report { client, owner in client.urlProtocol(owner, didReceive: http, cacheStoragePolicy: .notAllowed) }
+        for (data, delay) in response.chunks {
+            if delay > 0 {
+                do { try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000)) } catch { return }   // stopped
+            }
+            if Task.isCancelled { return }
+            report { client, owner in client.urlProtocol(owner, didLoad: data) }
+        }
+        if let error = response.error { return fail(error) }
+        finish { client, owner in client.urlProtocolDidFinishLoading(owner) }
+    }
+
+    /// Runs `body` unless the load was already finished or stopped, where the client expects to be
+    /// called, without finishing the load (a streamed response's head and chunks).
+    private func report(_ body: @escaping @Sendable (any URLProtocolClient, MockURLProtocol) -> Void) {
+        let call: @Sendable () -> Void = { [self] in
+            lock.lock()
+            guard !finished, let owner else { lock.unlock(); return }
+            lock.unlock()
+            if let client = owner.client { body(client, owner) }
+        }
+        lock.lock()
+        let reporter = self.reporter
+        lock.unlock()
+        if let reporter { reporter.run(call) } else { call() }
     }
 
     /// Runs `body` once, unless the load was already finished or stopped, where the client expects

@@ -12,10 +12,11 @@ public struct RecordedRequest: Sendable {
     public let url: URL
     /// The header fields as sent, without the mock's own routing header.
     public let headers: [String: String]
-    /// The body, read from `httpBody` (Linux) or `httpBodyStream` (Apple platforms); empty when none.
+    /// The body, read from `httpBody` (Linux) or `httpBodyStream` (Apple platforms), or from the file an
+    /// upload is sent from (``NetworkProvider/bodyFileTaskDescriptionPrefix``); empty when none.
     public let body: Data
 
-    init(_ request: URLRequest) {
+    init(_ request: URLRequest, task: URLSessionTask? = nil) {
         method = request.httpMethod ?? "GET"
         url = request.url ?? URL(fileURLWithPath: "/")
         var headers = request.allHTTPHeaderFields ?? [:]
@@ -23,7 +24,7 @@ public struct RecordedRequest: Sendable {
             headers[name] = nil
         }
         self.headers = headers
-        body = request.httpBody ?? request.httpBodyStream.map(Self.read) ?? Data()
+        body = request.httpBody ?? request.httpBodyStream.map(Self.read) ?? task.flatMap(Self.readBodyFile(of:)) ?? Data()
     }
 
     /// The URL's path, e.g. `/v1/users/1`.
@@ -42,6 +43,12 @@ public struct RecordedRequest: Sendable {
     /// The body decoded as JSON into `type`.
     public func decodeBody<T: Decodable>(as type: T.Type) throws -> T {
         try JSONDecoder().decode(type, from: body)
+    }
+
+    /// The file a provider's upload is sent from: on Linux a URL protocol is not given an upload task's body.
+    private static func readBodyFile(of task: URLSessionTask) -> Data? {
+        guard let description = task.taskDescription, description.hasPrefix(NetworkProvider.bodyFileTaskDescriptionPrefix) else { return nil }
+        return FileManager.default.contents(atPath: String(description.dropFirst(NetworkProvider.bodyFileTaskDescriptionPrefix.count)))
     }
 
     private static func read(_ stream: InputStream) -> Data {

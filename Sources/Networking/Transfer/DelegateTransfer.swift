@@ -45,6 +45,8 @@ final class DelegateTransfer: @unchecked Sendable {
     private var channel: BodyChannel?
     private var file: FileHandle?
     private var fileError: (any Error)?
+    /// The body went over the limit; the task may still complete normally (its last callbacks were queued).
+    private var overLimit = false
 
     init(
         delivery: Delivery, acceptable: Set<Int>, sizeLimit: Int, declaresItsBody: Bool, progress: ProgressReporter?, attempt: Int,
@@ -91,12 +93,13 @@ final class DelegateTransfer: @unchecked Sendable {
 
     func didReceive(_ data: Data, task: URLSessionDataTask) {
         received += Int64(data.count)
+        guard !overLimit else { return }
         if let channel {
-            if !channel.send(data) { handle.stopForSize() }
+            if !channel.send(data) { stopForSize() }
             return
         }
         guard received <= Int64(sizeLimit) else {
-            handle.stopForSize()
+            stopForSize()
             return
         }
         if let file {
@@ -127,11 +130,12 @@ final class DelegateTransfer: @unchecked Sendable {
             }
         }
         if let fileError { error = NetworkError.fileWriteFailed(fileError) }
+        if overLimit { error = NetworkError.responseTooLarge(limit: sizeLimit) }
         if error != nil, case .file(let url) = delivery {
             try? FileManager.default.removeItem(at: url)   // a partial download; it may not exist
         }
         if let channel {
-            channel.finish(throwing: error.map { handle.stop == .tooLarge ? NetworkError.responseTooLarge(limit: sizeLimit) : NetworkProvider.normalize($0) })
+            channel.finish(throwing: error.map(NetworkProvider.normalize))
             return
         }
         onComplete(gathered, task.response, error, state)
@@ -142,8 +146,14 @@ final class DelegateTransfer: @unchecked Sendable {
         guard declaresItsBody, response.expectedContentLength > Int64(sizeLimit),
               let status = (response as? HTTPURLResponse)?.statusCode, status >= 200, status != 204, status != 304
         else { return true }
-        handle.stopForSize()
+        stopForSize()
         return false
+    }
+
+    private func stopForSize() {
+        overLimit = true
+        gathered = Data()
+        handle.stopForSize()
     }
 
     private func report(_ completed: Int64, of expected: Int64) {

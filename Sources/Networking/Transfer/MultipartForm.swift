@@ -200,7 +200,7 @@ extension MultipartForm {
     }
 
     /// The body written with `boundary`, or `nil` when a part contains it.
-    private func write(to destination: URL, boundary: String) throws -> Int64? {
+    func write(to destination: URL, boundary: String) throws -> Int64? {
         let marker = Data(boundary.utf8)
         guard FileManager.default.createFile(atPath: destination.path, contents: nil) else {
             throw NetworkError.encodingFailed(CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: destination.path]))
