@@ -5,7 +5,7 @@ import FoundationNetworking
 #endif
 
 /// Watches the provider's running attempts with one timer for all of them: cancels those whose deadline
-/// passed, and asks the others to check what they can while they run (the size a response declared).
+/// passed.
 ///
 /// A timer source per attempt cost 9,100 instructions a request (a fifth of the provider's whole
 /// overhead over raw URLSession); here an attempt costs a lock and a dictionary insert and removal. The
@@ -36,8 +36,7 @@ final class AttemptWatch: @unchecked Sendable {
         timer?.cancel()
     }
 
-    /// Calls `target.check()` on every tick and `target.expire()` once `expiry` (if any) has passed,
-    /// until ``unwatch(_:)``.
+    /// Calls `target.expire()` once `expiry` (if any) has passed, unless ``unwatch(_:)`` came first.
     func watch(_ target: any Watched, until expiry: DispatchTime?) {
         lock.lock(); defer { lock.unlock() }
         watched[ObjectIdentifier(target)] = Entry(expiry: expiry?.uptimeNanoseconds ?? .max, target: target)
@@ -65,7 +64,6 @@ final class AttemptWatch: @unchecked Sendable {
         lock.lock()
         let due = watched.filter { $0.value.expiry <= now }
         for key in due.keys { watched[key] = nil }
-        let running = watched.values.map(\.target)
         if watched.isEmpty {
             idleTicks += 1
             if idleTicks >= Self.idleTicksBeforeStopping {
@@ -76,7 +74,6 @@ final class AttemptWatch: @unchecked Sendable {
         }
         lock.unlock()
         for entry in due.values { entry.target.expire() }
-        for target in running { target.check() }
     }
 }
 
@@ -84,6 +81,4 @@ final class AttemptWatch: @unchecked Sendable {
 protocol WatchedAttempt {
     /// The deadline passed: stop the work.
     func expire()
-    /// Called on every tick while the attempt runs: stop the work if what it can see is over a limit.
-    func check()
 }

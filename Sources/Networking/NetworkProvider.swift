@@ -209,7 +209,6 @@ public final class NetworkProvider: NetworkProviding {
                 let limit = endpoint.maximumResponseSize ?? maximumResponseSize
                 let (data, httpResponse, delivered) = try await send(request, builtAs: chain == nil ? nil : built, deadline: deadline,
                                                                      sizeLimit: mode.sizeLimit ?? limit, mode: mode, attempt: attempts)
-                if delivered == nil { try Self.checkSize(of: data, declaredBy: httpResponse, for: request, limit: limit) }
                 let received = Response(data: data, httpResponse: httpResponse, request: request)
                 response = received
                 if !events.isEmpty {
@@ -292,14 +291,8 @@ public final class NetworkProvider: NetworkProviding {
         var next = request
         for _ in 0..<16 {   // resends of same-origin 307/308s; each transfer follows at most 16 redirects itself
             if deadline.hasPassed { throw deadline.exceeded }
-            let (data, response, refused, delivered): (Data, HTTPURLResponse, RedirectPolicy.Decision?, DeliveredBody?)
-            if mode.usesDelegate {
-                (data, response, refused, delivered) = try await delegateTransfer(next, builtAs: built, deadline: deadline, sizeLimit: sizeLimit,
-                                                                                  mode: mode, attempt: attempt)
-            } else {
-                (data, response, refused) = try await transfer(next, builtAs: built, deadline: deadline, sizeLimit: sizeLimit)
-                delivered = nil
-            }
+            let (data, response, refused, delivered) = try await transfer(next, builtAs: built, deadline: deadline, sizeLimit: sizeLimit,
+                                                                          mode: mode, attempt: attempt)
             if refused != nil, case .file(let url)? = delivered { try? FileManager.default.removeItem(at: url) }   // not ours to keep
             switch refused {
             case nil, .follow?: return (data, response, delivered)
@@ -311,38 +304,15 @@ public final class NetworkProvider: NetworkProviding {
         throw URLError(.httpTooManyRedirects)
     }
 
-    /// One `URLSessionTask` with a completion handler (the cheapest way on Linux to own the task): the
-    /// body, the response, and the redirect the session delegate did not let it follow, if any (the
-    /// response is then that redirect's).
+    /// One `URLSessionTask`, driven by the session delegate (see ``DelegateTransfer``): the body (gathered,
+    /// written to a download's file, or streamed), the response, and the redirect the session delegate did
+    /// not let it follow, if any (the response is then that redirect's). A streamed body is returned as soon
+    /// as an accepted response arrives; the deadline then no longer applies to it, its reader owns it.
+    ///
+    /// Every attempt goes this way, plain requests included: only the delegate's callbacks let the size
+    /// limit stop a body of undeclared length (chunked, or decompressed from gzip) while it arrives. On
+    /// Linux it costs more instructions than a completion handler (see Docs/Performance.md).
     private func transfer(
-        _ request: URLRequest,
-        builtAs built: URLRequest?,
-        deadline: Deadline,
-        sizeLimit: Int
-    ) async throws -> (Data, HTTPURLResponse, RedirectPolicy.Decision?) {
-        let handle = TaskHandle(request: request, declaredSizeLimit: sizeLimit)
-        attemptWatch.watch(handle, until: deadline.expiry)
-        defer { attemptWatch.unwatch(handle) }
-        let delegate = self.delegate
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, HTTPURLResponse, RedirectPolicy.Decision?), any Error>) in
-                let task = session.dataTask(with: request) { data, response, error in
-                    let state = handle.startedTask.flatMap(delegate.finish(_:))
-                    continuation.resume(with: Self.outcome(data: data, response: response, error: error, state: state,
-                                                           handle: handle, deadline: deadline, sizeLimit: sizeLimit))
-                }
-                if let built { delegate.remember(builtRequest: built, for: task) }
-                handle.start(task)
-            }
-        } onCancel: {
-            handle.cancel()
-        }
-    }
-
-    /// One `URLSessionTask` driven by the session delegate (see ``DelegateTransfer``): a body sent from a
-    /// file, progress, a download to a file, or a streamed body, which is returned as soon as an accepted
-    /// response arrives. The deadline then no longer applies to it; its reader owns it.
-    private func delegateTransfer(
         _ request: URLRequest,
         builtAs built: URLRequest?,
         deadline: Deadline,
@@ -350,7 +320,7 @@ public final class NetworkProvider: NetworkProviding {
         mode: TransferMode,
         attempt: Int
     ) async throws -> (Data, HTTPURLResponse, RedirectPolicy.Decision?, DeliveredBody?) {
-        let handle = TaskHandle(request: request, declaredSizeLimit: .max)   // the transfer checks sizes itself
+        let handle = TaskHandle()
         attemptWatch.watch(handle, until: deadline.expiry)
         defer { attemptWatch.unwatch(handle) }
         let delegate = self.delegate
@@ -359,8 +329,9 @@ public final class NetworkProvider: NetworkProviding {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, HTTPURLResponse, RedirectPolicy.Decision?, DeliveredBody?), any Error>) in
                 let transfer = DelegateTransfer(
-                    delivery: delivery, acceptable: mode.acceptable, sizeLimit: sizeLimit, declaresItsBody: Self.declaresItsBody(request),
-                    progress: mode.progress, attempt: attempt, handle: handle,
+                    delivery: delivery, acceptable: mode.acceptable, sizeLimit: sizeLimit, request: request,
+                    progress: mode.progress, attempt: attempt, uploadSize: mode.progress == nil ? 0 : Self.uploadSize(of: request, from: mode.bodyFile),
+                    handle: handle,
                     onStream: { response, channel in continuation.resume(returning: (Data(), response, nil, .stream(channel))) },
                     onComplete: { data, response, error, state in
                         continuation.resume(with: Self.outcome(data: data, response: response, error: error, state: state, handle: handle,
@@ -388,6 +359,12 @@ public final class NetworkProvider: NetworkProviding {
     /// task's body (and where `URLProtocol.setProperty` does not survive into the task).
     public static let bodyFileTaskDescriptionPrefix = "networking-body-file:"
 
+    /// The size of the body `request` sends (from `file` when given), or 0 when unknown.
+    private static func uploadSize(of request: URLRequest, from file: URL?) -> Int64 {
+        if file != nil { return request.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) } ?? 0 }
+        return Int64(request.httpBody?.count ?? 0)
+    }
+
     /// What a finished task means for the attempt: its body and response, or the error to throw.
     private static func outcome(
         data: Data?, response: URLResponse?, error: (any Error)?, state: SessionDelegate.TaskState?,
@@ -408,22 +385,6 @@ public final class NetworkProvider: NetworkProviding {
         }
         guard let httpResponse = response as? HTTPURLResponse else { return .failure(URLError(.badServerResponse)) }
         return .success((data ?? Data(), httpResponse, state?.refusedRedirect))
-    }
-
-    /// Throws ``NetworkError/responseTooLarge(limit:)`` when the body, or the `Content-Length` the server
-    /// declared for a body it sends, is over `limit` bytes. (A HEAD, a 1xx, 204 or 304 declares the
-    /// length of a body it does not send.)
-    ///
-    /// A declared length is also watched while the body arrives (see `TaskHandle.check()`), which bounds
-    /// memory; a body of undeclared length is only judged here, once URLSession has handed it over.
-    static func checkSize(of data: Data, declaredBy response: HTTPURLResponse, for request: URLRequest, limit: Int) throws {
-        if data.count > limit { throw NetworkError.responseTooLarge(limit: limit) }
-        let status = response.statusCode
-        guard request.httpMethod != "HEAD", status >= 200, status != 204, status != 304,
-              let declared = response.value(forHTTPHeaderField: "Content-Length"),
-              let length = Int(declared.trimmingCharacters(in: .whitespaces)), length > limit
-        else { return }
-        throw NetworkError.responseTooLarge(limit: limit)
     }
 
     /// Whether a response to `request` declares the length of a body it sends: not for a HEAD, nor for a

@@ -12,22 +12,11 @@ final class TaskHandle: WatchedAttempt, @unchecked Sendable {
     private var isCancelled = false
     private var expired = false
     private var tooLarge = false
-    /// The request sent, to tell (only when a declared length is over the limit) whether its response
-    /// declares a body it sends.
-    private let request: URLRequest
-    /// The largest body the response may declare.
-    private let declaredSizeLimit: Int
-
-    init(request: URLRequest, declaredSizeLimit: Int) {
-        self.request = request
-        self.declaredSizeLimit = declaredSizeLimit
-    }
-
     /// Why the task was stopped, if it was.
     enum Stop {
         /// The calling task was cancelled (``cancel()``); this wins over the others.
         case cancelled
-        /// ``check()`` found the declared body over the limit.
+        /// The body, or its declared length, was over the size limit (``stopForSize()``).
         case tooLarge
         /// The call's deadline passed (``expire()``).
         case expired
@@ -39,18 +28,6 @@ final class TaskHandle: WatchedAttempt, @unchecked Sendable {
         if isCancelled { return .cancelled }
         if tooLarge { return .tooLarge }
         return expired ? .expired : nil
-    }
-
-    /// Cancels the task once the response has declared a body larger than the limit
-    /// (`countOfBytesExpectedToReceive` is set when the headers arrive, long before the body has).
-    func check() {
-        lock.lock()
-        let task = self.task
-        lock.unlock()
-        guard let task, task.countOfBytesExpectedToReceive > Int64(declaredSizeLimit),
-              NetworkProvider.declaresItsBody(request)   // looked at only now: header look-ups are not free
-        else { return }
-        stopForSize()
     }
 
     /// The body is over the size limit: cancels the task.

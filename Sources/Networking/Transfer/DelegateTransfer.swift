@@ -3,9 +3,10 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// One attempt driven by the session delegate's callbacks rather than a completion handler: an upload
-/// with progress, a download to a file, or a streamed response. (Plain requests use the cheaper completion
-/// handler; see `NetworkProvider.transfer`.) The delegate calls it serially, on the session's delegate queue.
+/// One attempt, driven by the session delegate's callbacks: a plain request, an upload with progress, a
+/// download to a file, or a streamed response. The delegate calls it serially, on the session's delegate
+/// queue. The size limit is enforced here, as the body arrives: against the declared `Content-Length`
+/// when the response arrives, then against the bytes received (after gzip decoding, which URLSession does).
 ///
 /// The response's status decides where the body goes. An accepted status sends it to the ``Delivery``;
 /// any other status gathers it in memory, up to the size limit, for validation and the error mapper, as
@@ -31,9 +32,13 @@ final class DelegateTransfer: @unchecked Sendable {
     private let delivery: Delivery
     private let acceptable: Set<Int>
     private let sizeLimit: Int
-    private let declaresItsBody: Bool
+    /// The request sent, to tell (only when a declared length is over the limit) whether its response
+    /// declares a body it sends.
+    private let request: URLRequest
     private let progress: ProgressReporter?
     private let attempt: Int
+    /// The size of the body sent, for progress (0 when unknown or nothing is reported).
+    private let uploadSize: Int64
     private let handle: TaskHandle
     /// Called when an accepted response to a ``Delivery/stream`` arrives, with the channel its body will
     /// flow through; the attempt's caller gets the stream from here, before the body has arrived.
@@ -45,19 +50,22 @@ final class DelegateTransfer: @unchecked Sendable {
     private var channel: BodyChannel?
     private var file: FileHandle?
     private var fileError: (any Error)?
+    /// The most upload progress reported so far.
+    private var sent: Int64 = 0
     /// The body went over the limit; the task may still complete normally (its last callbacks were queued).
     private var overLimit = false
 
     init(
-        delivery: Delivery, acceptable: Set<Int>, sizeLimit: Int, declaresItsBody: Bool, progress: ProgressReporter?, attempt: Int,
-        handle: TaskHandle, onStream: @escaping @Sendable (HTTPURLResponse, BodyChannel) -> Void, onComplete: @escaping Completion
+        delivery: Delivery, acceptable: Set<Int>, sizeLimit: Int, request: URLRequest, progress: ProgressReporter?, attempt: Int,
+        uploadSize: Int64, handle: TaskHandle, onStream: @escaping @Sendable (HTTPURLResponse, BodyChannel) -> Void, onComplete: @escaping Completion
     ) {
         self.delivery = delivery
         self.acceptable = acceptable
         self.sizeLimit = sizeLimit
-        self.declaresItsBody = declaresItsBody
+        self.request = request
         self.progress = progress
         self.attempt = attempt
+        self.uploadSize = uploadSize
         self.handle = handle
         self.onStream = onStream
         self.onComplete = onComplete
@@ -117,7 +125,8 @@ final class DelegateTransfer: @unchecked Sendable {
     }
 
     func didSend(_ totalSent: Int64, of expected: Int64) {
-        report(totalSent, of: expected)
+        sent = max(sent, totalSent)
+        report(sent, of: expected)
     }
 
     func didComplete(_ task: URLSessionTask, error: (any Error)?, state: SessionDelegate.TaskState) {
@@ -138,13 +147,20 @@ final class DelegateTransfer: @unchecked Sendable {
             channel.finish(throwing: error.map(NetworkProvider.normalize))
             return
         }
+        // An upload that got its answer was sent whole, whether or not URLSession said so (a URL protocol
+        // such as the mock's cannot report upload progress).
+        if error == nil, progress != nil, file == nil, uploadSize > 0, sent < uploadSize {
+            sent = uploadSize
+            report(uploadSize, of: uploadSize)
+        }
         onComplete(gathered, task.response, error, state)
     }
 
     /// `false` (and the task stopped as too large) when the response declares a body over the limit.
     private func checkDeclaredLength(of response: URLResponse) -> Bool {
-        guard declaresItsBody, response.expectedContentLength > Int64(sizeLimit),
-              let status = (response as? HTTPURLResponse)?.statusCode, status >= 200, status != 204, status != 304
+        guard response.expectedContentLength > Int64(sizeLimit),
+              let status = (response as? HTTPURLResponse)?.statusCode, status >= 200, status != 204, status != 304,
+              NetworkProvider.declaresItsBody(request)   // looked at only now: header look-ups are not free
         else { return true }
         stopForSize()
         return false

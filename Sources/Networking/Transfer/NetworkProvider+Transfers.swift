@@ -4,7 +4,7 @@ import FoundationNetworking
 #endif
 
 /// How a call's attempts send and receive their bodies. The default is a plain request: body in memory,
-/// response gathered in memory, sent with a completion handler.
+/// response gathered in memory.
 struct TransferMode {
     /// A file the body is streamed from (a ``RequestBody/file(_:contentType:)`` body or a spooled form).
     var bodyFile: URL?
@@ -18,11 +18,6 @@ struct TransferMode {
     var acceptable: Set<Int> = []
     /// The size limit, when not the endpoint's or the provider's.
     var sizeLimit: Int?
-
-    /// Whether attempts need the session delegate's callbacks rather than a completion handler.
-    var usesDelegate: Bool {
-        bodyFile != nil || downloadDirectory != nil || streams || progress != nil
-    }
 }
 
 /// What an attempt delivered besides its ``Response``.
