@@ -47,6 +47,14 @@ public actor AuthState {
     /// Expires every access token (as if their lifetime ran out).
     public func expireAccessTokens() { validAccessTokens = [] }
 
+    // The gate of `GET /events`: event 1 goes out, then the rest wait until the gate is open.
+    private var eventGateOpen = false
+    /// Whether events after the first were sent because the gate was opened (not after the 5 s fallback).
+    public private(set) var eventGatePassedOpen: [Bool] = []
+    public func openEventGate() { eventGateOpen = true }
+    public var isEventGateOpen: Bool { eventGateOpen }
+    public func recordEventGatePassed() { eventGatePassedOpen.append(eventGateOpen) }
+
     /// Revokes the refresh token and expires the access tokens: the session is over.
     public func revoke() {
         validAccessTokens = []

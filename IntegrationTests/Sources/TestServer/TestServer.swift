@@ -20,6 +20,7 @@ import ServiceLifecycle
 ///   in full in ``foreign``)
 /// - `GET /slow?ms=N`, `GET /flaky/{key}?failures=N` (503 N times), `GET /ratelimited/{key}?after=S`
 ///   (429 with `Retry-After: S` once), `GET /drop` (closes mid-body), `GET /large?mb=N`, `GET /gzip`
+/// - uploads, downloads and Server-Sent Events: see `TransferRoutes.swift`
 /// - `/echo` (any method) → `{"method","path","query","headers","body"}`
 public struct TestServer: Sendable {
     /// The API's port.
@@ -190,6 +191,7 @@ extension TestServer {
                 "body": String(buffer: body),
             ])
         }
+        addTransferRoutes(to: router, state: state)
         router.get("/echo", use: echo)
         router.post("/echo", use: echo)
         router.put("/echo", use: echo)
