@@ -136,6 +136,17 @@ async def huge_body(w, path):
         await w.drain()
 
 
+async def huge_chunked(w, path):
+    """Sends 1 GiB in 1 MiB chunks without declaring a length, as fast as the client reads."""
+    w.write(head(200, [(b"Transfer-Encoding", b"chunked"), (b"Content-Type", b"application/octet-stream")]))
+    chunk = b"%x\r\n" % (1 << 20) + b"\0" * (1 << 20) + b"\r\n"
+    for _ in range(1 << 10):
+        w.write(chunk)
+        await w.drain()
+    w.write(b"0\r\n\r\n")
+    await w.drain()
+
+
 GZIP_BOMB = None
 
 
@@ -172,6 +183,7 @@ ROUTES = {
     "/redirect-loop": redirect_loop,
     "/gzip-bomb": gzip_bomb,
     "/huge-body": huge_body,
+    "/huge-chunked": huge_chunked,
     "/redirect-file": redirect_to(b"file:///etc/passwd"),
     "/redirect-data": redirect_to(b"data:text/plain,hello"),
     "/redirect-ftp": redirect_to(b"ftp://127.0.0.1:1/x"),

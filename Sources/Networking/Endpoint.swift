@@ -55,8 +55,9 @@ public protocol Endpoint: Sendable {
     /// The largest response body a call to this endpoint accepts, in bytes, or `nil` for the provider's
     /// (``NetworkProvider/defaultMaximumResponseSize``, 64 MiB, unless the provider was given another).
     /// A larger body, or a larger declared `Content-Length`, fails the call with
-    /// ``NetworkError/responseTooLarge(limit:)``; a declared one is stopped while it arrives, within a
-    /// tenth of a second. Default: `nil`.
+    /// ``NetworkError/responseTooLarge(limit:)``: a declared length when the headers arrive, any other
+    /// body (chunked, or decoded from gzip) as it arrives. For a download it is the file's limit (none
+    /// unless the endpoint names one); for a stream, how far its reader may fall behind. Default: `nil`.
     var maximumResponseSize: Int? { get }
     /// The status codes that count as success; any other throws ``NetworkError/invalidStatusCode(_:)``.
     /// Default: `200..<300`.
