@@ -15,6 +15,9 @@ public struct RecordedRequest: Sendable {
     /// The body, read from `httpBody` (Linux) or `httpBodyStream` (Apple platforms), or from the file an
     /// upload is sent from (``NetworkProvider/bodyFileTaskDescriptionPrefix``); empty when none.
     public let body: Data
+    /// The file the body was sent from, when the provider streamed it from disk (a file body, or a
+    /// multipart form with files, which is sent from a temporary copy the provider removes afterwards).
+    public let bodyFile: URL?
 
     init(_ request: URLRequest, task: URLSessionTask? = nil) {
         method = request.httpMethod ?? "GET"
@@ -24,7 +27,8 @@ public struct RecordedRequest: Sendable {
             headers[name] = nil
         }
         self.headers = headers
-        body = request.httpBody ?? request.httpBodyStream.map(Self.read) ?? task.flatMap(Self.readBodyFile(of:)) ?? Data()
+        bodyFile = task.flatMap(Self.bodyFile(of:))
+        body = request.httpBody ?? request.httpBodyStream.map(Self.read) ?? bodyFile.flatMap { FileManager.default.contents(atPath: $0.path) } ?? Data()
     }
 
     /// The URL's path, e.g. `/v1/users/1`.
@@ -46,9 +50,9 @@ public struct RecordedRequest: Sendable {
     }
 
     /// The file a provider's upload is sent from: on Linux a URL protocol is not given an upload task's body.
-    private static func readBodyFile(of task: URLSessionTask) -> Data? {
+    private static func bodyFile(of task: URLSessionTask) -> URL? {
         guard let description = task.taskDescription, description.hasPrefix(NetworkProvider.bodyFileTaskDescriptionPrefix) else { return nil }
-        return FileManager.default.contents(atPath: String(description.dropFirst(NetworkProvider.bodyFileTaskDescriptionPrefix.count)))
+        return URL(fileURLWithPath: String(description.dropFirst(NetworkProvider.bodyFileTaskDescriptionPrefix.count)))
     }
 
     private static func read(_ stream: InputStream) -> Data {
