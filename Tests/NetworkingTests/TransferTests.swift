@@ -371,6 +371,39 @@ struct StreamTests {
     }
 }
 
+@Suite("Transfers under load")
+struct TransferLoadTests {
+    @Test func fiveHundredConcurrentDownloadsAndStreamsAllFinishWhole() async throws {
+        // GIVEN a server with a chunked download and an event stream
+        let folder = try makeFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = MockServer()
+        server.stub(.get, "/v1/files/1", .chunked((0..<4).map { Data(repeating: UInt8($0), count: 2_048) }, headers: ["Content-Length": "8192"]))
+        server.stub(.get, "/v1/events", .chunked(["data: a\n\n", "data: b\n", "\ndata: c\n\n"]))
+        let provider = server.makeProvider()
+        // WHEN 250 downloads and 250 streams run at once
+        let results = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for index in 0..<250 {
+                group.addTask {
+                    let destination = folder.appendingPathComponent("\(index).bin")
+                    _ = try await provider.download(TestEndpoint(path: "/files/1"), to: destination)
+                    return try Data(contentsOf: destination).count == 8_192
+                }
+                group.addTask {
+                    var data: [String] = []
+                    for try await event in try await provider.stream(TestEndpoint(path: "/events")).events { data.append(event.data) }
+                    return data == ["a", "b", "c"]
+                }
+            }
+            return try await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        // THEN every one finished whole, and the folder holds exactly the 250 files
+        #expect(results.count == 500)
+        #expect(results.allSatisfy { $0 })
+        #expect(try contents(of: folder).count == 250)
+    }
+}
+
 /// Whether `error` is the `expected` ``NetworkError``, compared by description (`NetworkError` is not
 /// `Equatable`: some cases carry errors that are not).
 private func same(_ error: any Error, _ expected: NetworkError) -> Bool {
