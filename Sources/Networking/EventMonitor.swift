@@ -11,6 +11,15 @@ import FoundationNetworking
 /// one after another. A slow monitor therefore delays only later events, never a request, and cannot
 /// reorder the pipeline. Events of concurrent calls interleave; events of one call arrive in order.
 ///
+/// **Order.** For one call: ``requestDidBuild(_:context:)``; then for each attempt
+/// ``requestDidAdapt(_:context:)`` (when the call has interceptors), ``taskDidStart(_:context:)``,
+/// ``responseDidArrive(_:duration:context:)`` (when a response came), ``validationDidFail(_:error:context:)``
+/// (when it was not acceptable) and, when the attempt failed and another was allowed,
+/// ``retryDidDecide(_:attempt:error:context:)``, with the token refresh events in between when the call
+/// waited for one; last, ``requestDidFinish(_:result:attempts:duration:context:)``. Every event of a call
+/// is queued before the call returns or throws, so after ``NetworkProvider/waitForMonitors()`` they have
+/// all been delivered: tests need no polling.
+///
 /// ```swift
 /// struct StatusCounter: EventMonitor {
 ///     let counts: Counter
@@ -88,6 +97,14 @@ final class EventDispatcher: Sendable {
         guard !monitors.isEmpty else { return }
         queue.async { [monitors] in
             for monitor in monitors { event(monitor) }
+        }
+    }
+
+    /// Returns once every event queued before the call has been delivered.
+    func drain() async {
+        guard !monitors.isEmpty else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            queue.async { continuation.resume() }
         }
     }
 }

@@ -113,7 +113,7 @@ extension NetworkError: CustomStringConvertible, LocalizedError {
     public var errorDescription: String? { description }
 
     /// A decoding error's kind and coding path, without the debug text (which can quote values).
-    private static func summary(of error: DecodingError) -> String {
+    static func summary(of error: DecodingError) -> String {
         func path(_ context: DecodingError.Context) -> String {
             let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
             return keys.isEmpty ? "at the top level" : "at \(keys.joined(separator: "."))"

@@ -111,6 +111,19 @@ public final class NetworkProvider: NetworkProviding {
         try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: TransferMode()).response
     }
 
+    /// Returns once the monitors have been told every event the provider queued before this call: after
+    /// `try await provider.response(…)` returned and this awaited, every event of that call (its
+    /// `requestDidFinish` included) has been delivered.
+    ///
+    /// ```swift
+    /// _ = try await provider.response(UserAPI.user(id: 1))
+    /// await provider.waitForMonitors()
+    /// #expect(recorder.finishedCalls == 1)
+    /// ```
+    public func waitForMonitors() async {
+        await events.drain()
+    }
+
     /// The response body decoded as `type` with the provider's decoder.
     func decode<T: Decodable>(_ response: Response, as type: T.Type) throws -> T {
         do {
@@ -140,6 +153,7 @@ public final class NetworkProvider: NetworkProviding {
         let context = RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: refreshing)
         var sent: URLRequest?
         var attempts = 0
+        var statuses: [Int?] = []
         var spooled: URL?
         defer { if let spooled { try? FileManager.default.removeItem(at: spooled) } }   // our temporary copy; nothing to report
         do {
@@ -161,13 +175,15 @@ public final class NetworkProvider: NetworkProviding {
             }
             sent = built
             if !events.isEmpty { events.send { [built] in $0.requestDidBuild(built, context: context) } }
-            let response = try await run(built, for: endpoint, context: context, chain: chain(with: interceptor), deadline: deadline,
-                                         mode: mode, sent: &sent, attempts: &attempts)
+            var (response, delivered) = try await run(built, for: endpoint, context: context, chain: chain(with: interceptor), deadline: deadline,
+                                                      mode: mode, sent: &sent, attempts: &attempts, statuses: &statuses)
+            let duration = started.secondsElapsed
+            response.report = CallReport(statusCodes: statuses, duration: duration)
             if !events.isEmpty {
-                let (last, count, duration) = (sent ?? built, attempts, started.secondsElapsed)
-                events.send { $0.requestDidFinish(last, result: .success(response.response), attempts: count, duration: duration, context: context) }
+                let (last, count, finished) = (sent ?? built, attempts, response)
+                events.send { $0.requestDidFinish(last, result: .success(finished), attempts: count, duration: duration, context: context) }
             }
-            return response
+            return (response, delivered)
         } catch {
             if !events.isEmpty, let last = sent {
                 let (count, duration) = (attempts, started.secondsElapsed)
@@ -186,10 +202,12 @@ public final class NetworkProvider: NetworkProviding {
         deadline: Deadline,
         mode: TransferMode,
         sent: inout URLRequest?,
-        attempts: inout Int
+        attempts: inout Int,
+        statuses: inout [Int?]
     ) async throws -> (response: Response, delivered: DeliveredBody?) {
         while true {
             attempts += 1
+            statuses.append(nil)
             if Task.isCancelled { throw NetworkError.cancelled }
             if deadline.hasPassed { throw deadline.exceeded }
             var request = built
@@ -211,6 +229,7 @@ public final class NetworkProvider: NetworkProviding {
                                                                      sizeLimit: mode.sizeLimit ?? limit, mode: mode, attempt: attempts)
                 let received = Response(data: data, httpResponse: httpResponse, request: request)
                 response = received
+                statuses[statuses.count - 1] = httpResponse.statusCode
                 if !events.isEmpty {
                     let duration = taskStarted.secondsElapsed
                     events.send { $0.responseDidArrive(received, duration: duration, context: context) }

@@ -46,6 +46,36 @@ extension NetworkProviding {
         try await response(endpoint, interceptor: nil)
     }
 
+    /// Sends `endpoint` and decodes the body as `type`, with `adapter` run after the provider's own
+    /// interceptor for this call only: a per-call header needs no ``Interceptor`` around it.
+    ///
+    /// ```swift
+    /// let user = try await provider.request(UserAPI.me, as: User.self, adapter: ClosureAdapter { request, _ in
+    ///     var request = request
+    ///     request.setValue(traceID, forHTTPHeaderField: "X-Trace-ID")
+    ///     return request
+    /// })
+    /// ```
+    public func request<T: Decodable>(_ endpoint: some Endpoint, as type: T.Type, adapter: any RequestAdapter) async throws -> T {
+        try await request(endpoint, as: type, interceptor: Interceptor(adapters: [adapter]))
+    }
+
+    /// Sends `endpoint` and decodes the body as `type`, with `retrier` asked after the provider's own
+    /// interceptor for this call only (say, a ``RetryPolicy`` for one flaky call).
+    public func request<T: Decodable>(_ endpoint: some Endpoint, as type: T.Type, retrier: any RequestRetrier) async throws -> T {
+        try await request(endpoint, as: type, interceptor: Interceptor(retriers: [retrier]))
+    }
+
+    /// Sends `endpoint` and returns the raw response, with `adapter` run for this call only.
+    public func response(_ endpoint: some Endpoint, adapter: any RequestAdapter) async throws -> Response {
+        try await response(endpoint, interceptor: Interceptor(adapters: [adapter]))
+    }
+
+    /// Sends `endpoint` and returns the raw response, with `retrier` asked for this call only.
+    public func response(_ endpoint: some Endpoint, retrier: any RequestRetrier) async throws -> Response {
+        try await response(endpoint, interceptor: Interceptor(retriers: [retrier]))
+    }
+
     /// Sends `endpoint` and ignores the body: for `204 No Content` and other calls that return nothing
     /// the caller needs. Throws like the other variants when the status is not acceptable.
     public func request(_ endpoint: some Endpoint, interceptor: (any RequestInterceptor)? = nil) async throws {

@@ -14,12 +14,17 @@ public struct Response: @unchecked Sendable {
     public let httpResponse: HTTPURLResponse
     /// The request as sent, after adaptation.
     public let request: URLRequest
+    /// How the call got here: every attempt's status and the whole call's duration. On a response the
+    /// provider returned, it covers the call; on one an ``EventMonitor`` or a retrier sees mid-call, or one
+    /// made with ``init(data:httpResponse:request:)``, it is this attempt alone with no duration.
+    public internal(set) var report: CallReport
 
     /// Creates a response. The provider makes these; tests and retriers may make their own.
     public init(data: Data, httpResponse: HTTPURLResponse, request: URLRequest) {
         self.data = data
         self.httpResponse = httpResponse
         self.request = request
+        self.report = CallReport(statusCodes: [httpResponse.statusCode], duration: 0)
     }
 
     /// The HTTP status code.
@@ -29,6 +34,30 @@ public struct Response: @unchecked Sendable {
     public func value(forHTTPHeaderField name: String) -> String? {
         httpResponse.value(forHTTPHeaderField: name)
     }
+}
+
+/// What a call took: its attempts and how long it ran. See ``Response/report``.
+///
+/// ```swift
+/// let response = try await provider.response(UserAPI.user(id: 1))
+/// print(response.report.attempts, response.report.statusCodes)   // 2 [Optional(401), Optional(200)]
+/// ```
+public struct CallReport: Sendable, Equatable {
+    /// Every attempt's status code, in order; `nil` for an attempt that got no response (a dropped
+    /// connection, a timeout) or was stopped before it did.
+    public var statusCodes: [Int?]
+    /// The whole call's duration in seconds, from building the request to the returned response
+    /// (retries, their delays and a token refresh the call waited for included).
+    public var duration: TimeInterval
+
+    /// Creates a report.
+    public init(statusCodes: [Int?], duration: TimeInterval) {
+        self.statusCodes = statusCodes
+        self.duration = duration
+    }
+
+    /// How many attempts the call made.
+    public var attempts: Int { statusCodes.count }
 }
 
 extension Response: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {

@@ -154,7 +154,7 @@ struct AuthDocSnippetTests {
         let result = try await repository.signIn(email: "kim@example.com", password: "pw")
         // THEN the repository reports the state and the tokens are stored
         #expect(result == .signUpIncomplete)
-        #expect(await store.load() == Credential(accessToken: "a", refreshToken: "r"))
+        #expect(try await store.load() == Credential(accessToken: "a", refreshToken: "r"))
         // and the sign-in itself carried no token
         #expect(server.requests.first?.header("Authorization") == nil)
     }
@@ -162,18 +162,18 @@ struct AuthDocSnippetTests {
     @Test func completeSignInStoresTheCredential() async throws {
         let (repository, _, store, _) = makeAccounts(signInAnswer: .json(raw: #"{"accessToken":"x","refreshToken":"y","expiresIn":3600}"#))
         #expect(try await repository.signIn(email: "kim@example.com", password: "pw") == .signedIn)
-        let stored = try #require(await store.load())
+        let stored = try #require(try await store.load())
         #expect(stored.accessToken == "x" && stored.refreshToken == "y" && stored.expiresAt != nil)
     }
 
-    @Test func otherServerErrorsAreThrown() async {
+    @Test func otherServerErrorsAreThrown() async throws {
         let (repository, _, store, _) = makeAccounts(signInAnswer: .json(raw: #"{"status":401,"divisionCode":"E001","message":"wrong password"}"#, statusCode: 401))
         await #expect {
             try await repository.signIn(email: "kim@example.com", password: "bad")
         } throws: { error in
             (error as? ServerError)?.divisionCode == "E001"
         }
-        #expect(await store.load() == nil)
+        #expect(try await store.load() == nil)
     }
 
     @MainActor

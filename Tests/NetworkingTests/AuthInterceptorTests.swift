@@ -38,7 +38,7 @@ struct AuthInterceptorTests {
         #expect(sends.count == 1_000)
         #expect(sends.values.allSatisfy { $0.count <= 2 })
         // and the rotated pair was stored together
-        #expect(await store.load() == Credential(accessToken: "access-1", refreshToken: "refresh-1"))
+        #expect(try await store.load() == Credential(accessToken: "access-1", refreshToken: "refresh-1"))
         #expect(try await auth.currentCredential() == Credential(accessToken: "access-1", refreshToken: "refresh-1"))
     }
 
@@ -86,7 +86,7 @@ struct AuthInterceptorTests {
         }
         // THEN one refresh, the store is empty, every request got the same clear error
         #expect(server.refreshCount == 1)
-        #expect(await store.load() == nil)
+        #expect(try await store.load() == nil)
         #expect(errors.count == 50)
         #expect(errors.allSatisfy { if case NetworkError.sessionExpired? = $0 { return true } else { return false } })
         // and the app was told once: sign in again and refresh once more to get a marker event after it
@@ -125,7 +125,7 @@ struct AuthInterceptorTests {
             return true
         }
         // and the tokens are kept
-        #expect(await store.load() == MockAuthServer.initialCredential)
+        #expect(try await store.load() == MockAuthServer.initialCredential)
         #expect(try await auth.currentCredential() == MockAuthServer.initialCredential)
         // WHEN the endpoint recovers, the next request refreshes and succeeds
         server.setRefreshAnswer(.rotate)

@@ -86,7 +86,7 @@ struct AuthRefreshRulesTests {
         }
         // and the dead refresh token was spent once, and cleared
         #expect(api.refreshCount == 1)
-        #expect(await store.load() == nil)
+        #expect(try await store.load() == nil)
     }
 
     @Test func isRejectionOverridesTheStatusRule() async throws {
@@ -123,7 +123,7 @@ struct AuthRefreshRulesTests {
             try await provider.response(api.resource("/items/1"))
         } throws: { isRefreshFailed($0, status: 500) }
         // and the credential is kept
-        #expect(await store.load() == MockAuthServer.initialCredential)
+        #expect(try await store.load() == MockAuthServer.initialCredential)
     }
 
     @Test func noRefreshIsStartedWhenTheCapAllowsNoOtherAttempt() async throws {

@@ -37,7 +37,7 @@ struct AuthSessionTests {
             if case NetworkError.missingCredential = error { return true } else { return false }
         }
         #expect(try await auth.currentCredential() == nil)
-        #expect(await store.load() == nil)
+        #expect(try await store.load() == nil)
     }
 
     @Test func signInDuringARejectedRefreshKeepsTheNewSession() async throws {

@@ -187,7 +187,7 @@ struct AuthStoreAndExpiryTests {
         #expect(resource.token == "access-1")
         #expect(api.refreshCount == 2)
         #expect(try await appExtension.currentCredential() == Credential(accessToken: "access-1", refreshToken: "refresh-1"))
-        #expect(await store.load() == Credential(accessToken: "access-1", refreshToken: "refresh-1"))
+        #expect(try await store.load() == Credential(accessToken: "access-1", refreshToken: "refresh-1"))
     }
 
     @Test func aRecentlyRefreshedTokenThatFailsAdoptsANewerStoredOne() async throws {
@@ -252,7 +252,7 @@ struct AuthStoreAndExpiryTests {
             // THEN it failed for a transient reason, not as a rejection: the session is kept
             if case NetworkError.refreshFailed = error { return true } else { return false }
         }
-        #expect(await store.load() == MockAuthServer.initialCredential)
+        #expect(try await store.load() == MockAuthServer.initialCredential)
     }
 
     @Test func aFailedSaveNeverRollsTheCredentialBack() async throws {

@@ -203,7 +203,7 @@ struct DownloadTests {
         let provider = server.makeProvider()
         // WHEN the download fails mid-body, or with a 404
         await #expect(throws: NetworkError.self) { _ = try await provider.download(TestEndpoint(path: "/files/2"), to: destination) }
-        await #expect { _ = try await provider.download(TestEndpoint(path: "/files/3"), to: destination) } throws: { same($0, NetworkError.invalidStatusCode(404)) }
+        await #expect(throws: NetworkError.invalidStatusCode(404)) { _ = try await provider.download(TestEndpoint(path: "/files/3"), to: destination) }
         // THEN the old file is untouched and no temporary file is left
         #expect(try String(contentsOf: destination, encoding: .utf8) == "previous")
         #expect(try contents(of: folder) == ["keep.bin"])
@@ -223,7 +223,7 @@ struct DownloadTests {
         for await step in progress where step.completedBytes > 0 { break }
         download.cancel()
         // THEN the call throws cancelled and the folder is empty
-        await #expect { _ = try await download.value } throws: { same($0, NetworkError.cancelled) }
+        await #expect(throws: NetworkError.cancelled) { _ = try await download.value }
         #expect(try contents(of: folder).isEmpty)
     }
 
@@ -237,9 +237,9 @@ struct DownloadTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let server = MockServer()
         server.stub(.get, "/v1/files/5", .chunked((0..<5).map { _ in Data(count: 1_000) }))
-        await #expect {
+        await #expect(throws: NetworkError.responseTooLarge(limit: 2_500)) {
             _ = try await server.makeProvider().download(SmallFile(), to: folder.appendingPathComponent("f"))
-        } throws: { same($0, NetworkError.responseTooLarge(limit: 2_500)) }
+        }
         #expect(try contents(of: folder).isEmpty)
     }
 }
@@ -340,7 +340,7 @@ struct StreamTests {
         await firstEvent.wait()
         reader.cancel()
         // THEN the reader ends with `cancelled` and the mock saw the load stopped
-        await #expect { _ = try await reader.value } throws: { same($0, NetworkError.cancelled) }
+        await #expect(throws: NetworkError.cancelled) { _ = try await reader.value }
         try await waitUntil { server.interruptedCount == 1 }
     }
 
@@ -353,9 +353,9 @@ struct StreamTests {
         let server = MockServer()
         server.stub(.get, "/v1/lines", .chunked((0..<10).map { _ in String(repeating: "x", count: 50) }))
         let stream = try await server.makeProvider().stream(Limited())
-        await #expect {
+        await #expect(throws: NetworkError.responseTooLarge(limit: 100)) {
             for try await _ in stream.lines {}
-        } throws: { same($0, NetworkError.responseTooLarge(limit: 100)) }
+        }
     }
 
     @Test func aReaderThatFallsTooFarBehindGetsResponseTooLarge() async throws {
@@ -367,7 +367,7 @@ struct StreamTests {
         // THEN the reader gets what fitted, then the error
         var iterator = channel.chunks.makeAsyncIterator()
         #expect(try await iterator.next()?.count == 6)
-        await #expect { _ = try await iterator.next() } throws: { same($0, NetworkError.responseTooLarge(limit: 10)) }
+        await #expect(throws: NetworkError.responseTooLarge(limit: 10)) { _ = try await iterator.next() }
     }
 }
 
@@ -402,12 +402,6 @@ struct TransferLoadTests {
         #expect(results.allSatisfy { $0 })
         #expect(try contents(of: folder).count == 250)
     }
-}
-
-/// Whether `error` is the `expected` ``NetworkError``, compared by description (`NetworkError` is not
-/// `Equatable`: some cases carry errors that are not).
-private func same(_ error: any Error, _ expected: NetworkError) -> Bool {
-    error is NetworkError && "\(error)" == "\(expected)"
 }
 
 /// Waits (polling every 10 ms, at most 5 s) until `condition` holds: for effects that happen on another

@@ -51,7 +51,7 @@ struct AuthHardeningTests {
             let adopted = try await appExtension.auth.currentCredential()
             let appCredential = try await app.auth.currentCredential()
             #expect(adopted != nil && adopted == appCredential)
-            #expect(await store.load() == adopted)
+            #expect(try await store.load() == adopted)
         }
     }
 }

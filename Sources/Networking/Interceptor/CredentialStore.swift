@@ -23,7 +23,9 @@ public actor InMemoryCredentialStore: CredentialStore {
         self.credential = credential
     }
 
-    public func load() -> Credential? { credential }
-    public func save(_ credential: Credential) { self.credential = credential }
-    public func delete() { credential = nil }
+    // The protocol's signatures, `async throws` included, so that `try await store.load()` reads the
+    // same (and compiles without a warning) whichever store a call site holds. Never throws.
+    public func load() async throws -> Credential? { credential }
+    public func save(_ credential: Credential) async throws { self.credential = credential }
+    public func delete() async throws { credential = nil }
 }

@@ -1,0 +1,85 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `NetworkError` is `Equatable`, so tests read as one line:
+///
+/// ```swift
+/// await #expect(throws: NetworkError.invalidStatusCode(404)) {
+///     try await provider.response(UserAPI.user(id: 999))
+/// }
+/// ```
+///
+/// Cases are equal when their payloads are. An error a case carries (``NetworkError/encodingFailed(_:)``,
+/// ``NetworkError/refreshFailed(_:)``, ``NetworkError/fileWriteFailed(_:)``, the last error of
+/// ``NetworkError/tooManyAttempts(_:lastError:)``) is compared by what can be compared for any error: a
+/// carried `NetworkError` by `==`, a `URLError` by its code, any other error by its type, domain and code.
+/// A ``NetworkError/decodingFailed(type:error:)`` compares its type name and the kind and coding path of
+/// its error.
+extension NetworkError: Equatable {
+    public static func == (lhs: NetworkError, rhs: NetworkError) -> Bool {
+        switch lhs {
+        case let .invalidURL(a):
+            guard case let .invalidURL(b) = rhs else { return false }
+            return a == b
+        case let .invalidRequest(field, reason):
+            guard case let .invalidRequest(otherField, otherReason) = rhs else { return false }
+            return field == otherField && reason == otherReason
+        case let .encodingFailed(a):
+            guard case let .encodingFailed(b) = rhs else { return false }
+            return same(a, b)
+        case let .transportFailed(a):
+            guard case let .transportFailed(b) = rhs else { return false }
+            return a.code == b.code
+        case let .invalidStatusCode(a):
+            guard case let .invalidStatusCode(b) = rhs else { return false }
+            return a == b
+        case let .redirectWouldForwardBody(a):
+            guard case let .redirectWouldForwardBody(b) = rhs else { return false }
+            return a == b
+        case let .decodingFailed(type, error):
+            guard case let .decodingFailed(otherType, otherError) = rhs else { return false }
+            return type == otherType && summary(of: error) == summary(of: otherError)
+        case .cancelled:
+            guard case .cancelled = rhs else { return false }
+            return true
+        case let .tooManyAttempts(count, error):
+            guard case let .tooManyAttempts(otherCount, otherError) = rhs else { return false }
+            return count == otherCount && same(error, otherError)
+        case .sessionExpired:
+            guard case .sessionExpired = rhs else { return false }
+            return true
+        case .missingCredential:
+            guard case .missingCredential = rhs else { return false }
+            return true
+        case let .excessiveRefresh(count, window):
+            guard case let .excessiveRefresh(otherCount, otherWindow) = rhs else { return false }
+            return count == otherCount && window == otherWindow
+        case let .refreshFailed(a):
+            guard case let .refreshFailed(b) = rhs else { return false }
+            return same(a, b)
+        case let .retryAfter(seconds, status):
+            guard case let .retryAfter(otherSeconds, otherStatus) = rhs else { return false }
+            return seconds == otherSeconds && status == otherStatus
+        case let .deadlineExceeded(a):
+            guard case let .deadlineExceeded(b) = rhs else { return false }
+            return a == b
+        case let .responseTooLarge(a):
+            guard case let .responseTooLarge(b) = rhs else { return false }
+            return a == b
+        case let .fileWriteFailed(a):
+            guard case let .fileWriteFailed(b) = rhs else { return false }
+            return same(a, b)
+        }
+    }
+
+    /// Whether two carried errors are the same, as far as any two errors can be compared.
+    private static func same(_ a: any Error, _ b: any Error) -> Bool {
+        if let a = a as? NetworkError, let b = b as? NetworkError { return a == b }
+        if let a = a as? URLError, let b = b as? URLError { return a.code == b.code }
+        if let a = a as? DecodingError, let b = b as? DecodingError { return summary(of: a) == summary(of: b) }
+        let (nsA, nsB) = (a as NSError, b as NSError)
+        return type(of: a) == type(of: b) && nsA.domain == nsB.domain && nsA.code == nsB.code
+    }
+}
