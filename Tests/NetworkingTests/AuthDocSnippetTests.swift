@@ -29,13 +29,19 @@ enum AuthAPI: Endpoint {
 }
 
 struct TokenResponse: Decodable {
-    let accessToken: String
-    let refreshToken: String
-    let expiresIn: TimeInterval?
+    /// The tokens, with `expiresIn` turned into a date once, when the answer was decoded.
+    let credential: Credential
 
-    var credential: Credential {
-        Credential(accessToken: accessToken, refreshToken: refreshToken,
-                   expiresAt: expiresIn.map { Date().addingTimeInterval($0) })
+    private enum CodingKeys: String, CodingKey { case accessToken, refreshToken, expiresIn }
+
+    init(from decoder: any Decoder) throws {
+        let fields = try decoder.container(keyedBy: CodingKeys.self)
+        let expiresIn = try fields.decodeIfPresent(TimeInterval.self, forKey: .expiresIn)
+        credential = Credential(
+            accessToken: try fields.decode(String.self, forKey: .accessToken),
+            refreshToken: try fields.decode(String.self, forKey: .refreshToken),
+            expiresAt: expiresIn.map { Date().addingTimeInterval($0) }
+        )
     }
 }
 
@@ -131,6 +137,14 @@ struct AccountRepository {
 
 @Suite("Authentication doc snippets", .timeLimit(.minutes(1)))
 struct AuthDocSnippetTests {
+    @Test func aDecodedTokenResponseGivesTheSameCredentialOnEveryRead() throws {
+        let response = try JSONDecoder().decode(TokenResponse.self, from: Data(#"{"accessToken":"a","refreshToken":"r","expiresIn":60}"#.utf8))
+        let first = response.credential
+        Thread.sleep(forTimeInterval: 0.01)   // a later read must not move the expiry
+        #expect(response.credential == first)
+        #expect(try #require(first.expiresAt).timeIntervalSinceNow > 50)
+    }
+
     static let envelope = """
         {"status":400,"divisionCode":"E009","message":"Not Completed SignUp Exception",\
         "data":{"jwtToken":{"accessToken":"a","refreshToken":"r"}}}
