@@ -226,7 +226,7 @@ public final class NetworkProvider: NetworkProviding {
                 let taskStarted = DispatchTime.now()
                 let limit = endpoint.maximumResponseSize ?? maximumResponseSize
                 let (data, httpResponse, delivered) = try await send(request, builtAs: chain == nil ? nil : built, deadline: deadline,
-                                                                     sizeLimit: mode.sizeLimit ?? limit, mode: mode, attempt: attempts)
+                                                                     limits: (delivery: mode.sizeLimit ?? limit, gathered: limit), mode: mode)
                 let received = Response(data: data, httpResponse: httpResponse, request: request)
                 response = received
                 statuses[statuses.count - 1] = httpResponse.statusCode
@@ -303,16 +303,13 @@ public final class NetworkProvider: NetworkProviding {
         _ request: URLRequest,
         builtAs built: URLRequest?,
         deadline: Deadline,
-        sizeLimit: Int,
-        mode: TransferMode,
-        attempt: Int
+        limits: (delivery: Int, gathered: Int),
+        mode: TransferMode
     ) async throws -> (Data, HTTPURLResponse, DeliveredBody?) {
         var next = request
         for _ in 0..<16 {   // resends of same-origin 307/308s; each transfer follows at most 16 redirects itself
             if deadline.hasPassed { throw deadline.exceeded }
-            let (data, response, refused, delivered) = try await transfer(next, builtAs: built, deadline: deadline, sizeLimit: sizeLimit,
-                                                                          mode: mode, attempt: attempt)
-            if refused != nil, case .file(let url)? = delivered { try? FileManager.default.removeItem(at: url) }   // not ours to keep
+            let (data, response, refused, delivered) = try await transfer(next, builtAs: built, deadline: deadline, limits: limits, mode: mode)
             switch refused {
             case nil, .follow?: return (data, response, delivered)
             case .refuse(let statusCode)?: throw NetworkError.redirectWouldForwardBody(statusCode: statusCode)
@@ -335,11 +332,11 @@ public final class NetworkProvider: NetworkProviding {
         _ request: URLRequest,
         builtAs built: URLRequest?,
         deadline: Deadline,
-        sizeLimit: Int,
-        mode: TransferMode,
-        attempt: Int
+        limits: (delivery: Int, gathered: Int),
+        mode: TransferMode
     ) async throws -> (Data, HTTPURLResponse, RedirectPolicy.Decision?, DeliveredBody?) {
         let handle = TaskHandle()
+        let attemptWatch = self.attemptWatch
         attemptWatch.watch(handle, until: deadline.expiry)
         defer { attemptWatch.unwatch(handle) }
         let delegate = self.delegate
@@ -347,15 +344,32 @@ public final class NetworkProvider: NetworkProviding {
         let delivery: DelegateTransfer.Delivery = download.map { .file($0) } ?? (mode.streams ? .stream : .buffer)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, HTTPURLResponse, RedirectPolicy.Decision?, DeliveredBody?), any Error>) in
+                var onStream: (@Sendable (HTTPURLResponse, BodyChannel) -> Void)?
+                if mode.streams {
+                    onStream = { response, channel in
+                        attemptWatch.unwatch(handle)   // the deadline stops here: a tick must not cancel the stream handed out
+                        continuation.resume(returning: (Data(), response, nil, DeliveredBody.stream(channel)))
+                    }
+                }
                 let transfer = DelegateTransfer(
-                    delivery: delivery, acceptable: mode.acceptable, sizeLimit: sizeLimit, request: request,
-                    progress: mode.progress, attempt: attempt, uploadSize: mode.progress == nil ? 0 : Self.uploadSize(of: request, from: mode.bodyFile),
-                    handle: handle,
-                    onStream: { response, channel in continuation.resume(returning: (Data(), response, nil, .stream(channel))) },
+                    delivery: delivery, acceptable: mode.acceptable, deliveryLimit: limits.delivery, gatherLimit: limits.gathered, request: request,
+                    progress: mode.progress, uploadSize: mode.progress == nil ? 0 : Self.uploadSize(of: request, from: mode.bodyFile),
+                    handle: handle, onStream: onStream,
                     onComplete: { data, response, error, state in
-                        continuation.resume(with: Self.outcome(data: data, response: response, error: error, state: state, handle: handle,
-                                                               deadline: deadline, sizeLimit: sizeLimit)
-                            .map { ($0.0, $0.1, $0.2, error == nil && $0.2 == nil ? download.map { .file($0) } : nil) })
+                        switch Self.outcome(data: data, response: response, error: error, state: state, handle: handle, deadline: deadline) {
+                        case .failure(let failure):
+                            continuation.resume(throwing: failure)
+                        case .success(let (body, http, refused)):
+                            var delivered: DeliveredBody?
+                            if let download {
+                                if refused == nil {
+                                    delivered = .file(download)
+                                } else {
+                                    try? FileManager.default.removeItem(at: download)   // an accepted redirect's body is not the download
+                                }
+                            }
+                            continuation.resume(returning: (body, http, refused, delivered))
+                        }
                     })
                 let task: URLSessionTask
                 if let file = mode.bodyFile {
@@ -387,17 +401,17 @@ public final class NetworkProvider: NetworkProviding {
     /// What a finished task means for the attempt: its body and response, or the error to throw.
     private static func outcome(
         data: Data?, response: URLResponse?, error: (any Error)?, state: SessionDelegate.TaskState?,
-        handle: TaskHandle, deadline: Deadline, sizeLimit: Int
+        handle: TaskHandle, deadline: Deadline
     ) -> Result<(Data, HTTPURLResponse, RedirectPolicy.Decision?), any Error> {
         if let error {
+            if error is NetworkError { return .failure(error) }   // the transfer's own verdict: too large, a file not written
             let challenged = (error as? URLError)?.code == .cancelled ? state?.challengedResponse : nil
             switch (handle.stop, challenged) {
-            case (.tooLarge?, _):
-                return .failure(NetworkError.responseTooLarge(limit: sizeLimit))
             case (.expired?, _):
                 return .failure(deadline.exceeded)
             case (nil, let challenged?):
-                return .success((Data(), challenged, nil))   // a cancelled challenge (Linux): the 401 is the answer
+                // A cancelled challenge (Linux): the 401 is the answer, with the body that came before it.
+                return .success((data ?? Data(), challenged, nil))
             default:
                 return .failure(error)
             }

@@ -11,12 +11,11 @@ import FoundationNetworking
 /// - Challenges (Linux only): a 401 with `WWW-Authenticate: Basic` (or Digest, NTLM, Negotiate) never
 ///   completes on Linux unless the challenge is answered (swift-corelibs-foundation issue 5456, fixed
 ///   after Swift 6.3.1), and every answer there fails the task with `cancelled`. The delegate cancels
-///   the challenge and keeps its 401 response, which the provider then validates like any other (its
-///   body is lost: URLSession has not read it). Server-trust and client-certificate challenges, and
+///   the challenge and keeps its 401 response, which the provider then validates like any other, with
+///   the body that arrived before the challenge. Server-trust and client-certificate challenges, and
 ///   every challenge on Apple platforms, keep URLSession's default handling.
-///
-/// - Transfers: a task registered with a ``DelegateTransfer`` (uploads with progress, downloads, streamed
-///   responses) gets its response, body, upload progress and completion through here.
+/// - Attempts: every attempt's task is registered with its ``DelegateTransfer``, which gets the task's
+///   response, body, upload progress and completion through here.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     /// The most redirects one task follows (as browsers do, about 20; URLSession on Linux has no limit).
     static let maximumRedirects = 16
@@ -32,7 +31,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         var refusedRedirect: RedirectPolicy.Decision?
         /// The 401 of an authentication challenge the delegate cancelled (Linux).
         var challengedResponse: HTTPURLResponse?
-        /// The attempt that receives this task's callbacks, when it is not a completion-handler task.
+        /// The attempt that receives this task's callbacks.
         var transfer: DelegateTransfer?
     }
 
@@ -116,8 +115,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        // Completion-handler tasks are finished by their handler (which calls `finish(_:)`), not here.
-        guard transfer(of: task) != nil, let state = finish(task), let transfer = state.transfer else { return }
+        guard let state = finish(task), let transfer = state.transfer else { return }
         transfer.didComplete(task, error: error, state: state)
     }
 

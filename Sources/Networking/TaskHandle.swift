@@ -39,12 +39,6 @@ final class TaskHandle: WatchedAttempt, @unchecked Sendable {
         task?.cancel()
     }
 
-    /// The task, once started.
-    var startedTask: URLSessionTask? {
-        lock.lock(); defer { lock.unlock() }
-        return task
-    }
-
     /// The call's deadline passed: cancels the task.
     func expire() {
         lock.lock()

@@ -67,9 +67,23 @@ extension RecordedRequest {
         }
     }
 
-    /// A `name=value` or `name="value"` parameter of a header value (`%22` read back as `"`).
+    /// A `name=value` or `name="value"` parameter of a header value (`%22` read back as `"`); a `;` inside
+    /// quotes belongs to the value.
     private static func parameter(_ name: String, in value: String) -> String? {
-        for piece in value.components(separatedBy: ";").dropFirst() {
+        var pieces: [String] = []
+        var current = ""
+        var quoted = false
+        for character in value {
+            if character == "\"" { quoted.toggle() }
+            if character == ";" && !quoted {
+                pieces.append(current)
+                current = ""
+            } else {
+                current.append(character)
+            }
+        }
+        pieces.append(current)
+        for piece in pieces.dropFirst() {
             let pair = piece.trimmingCharacters(in: .whitespaces)
             guard let equals = pair.firstIndex(of: "="), pair[..<equals].lowercased() == name else { continue }
             var text = String(pair[pair.index(after: equals)...])

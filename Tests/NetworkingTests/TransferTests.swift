@@ -122,6 +122,14 @@ struct MultipartTests {
         #expect(server.requests.isEmpty)
     }
 
+    @Test func aFileNameWithASemicolonOrAQuoteIsReadBackWhole() async throws {
+        let server = MockServer()
+        server.stub(.post, "/v1/upload", .status(204))
+        let form = MultipartForm([.data("file", Data("x".utf8), filename: "a;b \"c\".txt")])
+        _ = try await server.makeProvider().response(TestEndpoint(path: "/upload", method: .post, body: .multipart(form)))
+        #expect(try server.requests[0].multipartParts().first?.filename == "a;b \"c\".txt")
+    }
+
     @Test func aMissingBodyFileIsRefusedBeforeSending() async throws {
         let server = MockServer()
         server.stub(.put, "/v1/blob", .status(204))
@@ -227,6 +235,30 @@ struct DownloadTests {
         #expect(try contents(of: folder).isEmpty)
     }
 
+    @Test func anErrorBodyOfADownloadKeepsTheProvidersLimit() async throws {
+        // GIVEN a download with no limit of its own, answered with a 500 and a large chunked error body
+        let folder = try makeFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = MockServer()
+        server.stub(.get, "/v1/files/6", .chunked((0..<10).map { _ in Data(count: 1_000) }, statusCode: 500))
+        let provider = server.makeProvider(maximumResponseSize: 2_000)
+        // WHEN it is downloaded, THEN the error body is held only up to the provider's limit
+        await #expect(throws: NetworkError.responseTooLarge(limit: 2_000)) {
+            _ = try await provider.download(TestEndpoint(path: "/files/6"), to: folder.appendingPathComponent("f"))
+        }
+        #expect(try contents(of: folder).isEmpty)
+    }
+
+    @Test func aDownloadIntoAFolderThatDoesNotExistFailsBeforeSending() async throws {
+        let server = MockServer()
+        server.stub(.get, "/v1/files/1", .json(["ok": true]))
+        let destination = URL(fileURLWithPath: "/nonexistent-\(UUID().uuidString)/file.bin")
+        await #expect(throws: NetworkError.invalidRequest(field: "download destination", reason: "its folder does not exist or cannot be written")) {
+            _ = try await server.makeProvider().download(TestEndpoint(path: "/files/1"), to: destination)
+        }
+        #expect(server.requests.isEmpty)
+    }
+
     @Test func aDownloadOverTheEndpointsLimitIsStoppedAndRemoved() async throws {
         struct SmallFile: Endpoint {
             var baseURL: URL { URL(string: "https://api.example.com/v1")! }
@@ -266,8 +298,23 @@ struct StreamTests {
         #expect(stream.response.statusCode == 200)
         #expect(events == [
             ServerSentEvent(event: "greeting", data: "안녕\n😀", id: "7", retry: 1_500),
-            ServerSentEvent(data: "second", id: "7"),
-            ServerSentEvent(data: "", id: "7"),
+            ServerSentEvent(data: "second", id: "7", retry: 1_500),
+            ServerSentEvent(data: "", id: "7", retry: 1_500),
+        ])
+    }
+
+    @Test func retryCarriesOverLikeTheLastEventIDAndFieldsSplitOnCodePoints() {
+        // GIVEN the lines of a stream: a retry-only block, then events whose values start with a combining mark
+        var parser = EventStreamParser()
+        let lines = ["retry: 3000", "", "data: a", "", "data:\u{301}x", "", "data: \u{301}y", "", "id: 9", "retry: x", "data: b", ""]
+        // WHEN they are read
+        let events = lines.compactMap { parser.read($0) }
+        // THEN the reconnection time applies to later events, and a value is split after the colon's code point
+        #expect(events == [
+            ServerSentEvent(data: "a", retry: 3_000),
+            ServerSentEvent(data: "\u{301}x", retry: 3_000),
+            ServerSentEvent(data: "\u{301}y", retry: 3_000),
+            ServerSentEvent(data: "b", id: "9", retry: 3_000),
         ])
     }
 

@@ -16,7 +16,7 @@ final class DelegateTransfer: @unchecked Sendable {
 
     /// Where an accepted body goes.
     enum Delivery {
-        /// Gathered in memory (an upload with progress).
+        /// Gathered in memory: a plain request, or an upload with progress.
         case buffer
         /// Handed to a ``ResponseStream`` as it arrives.
         case stream
@@ -31,18 +31,21 @@ final class DelegateTransfer: @unchecked Sendable {
 
     private let delivery: Delivery
     private let acceptable: Set<Int>
-    private let sizeLimit: Int
+    /// The limit of an accepted body's delivery: a download's file, or how far a stream's reader may lag.
+    private let deliveryLimit: Int
+    /// The limit of a body gathered in memory: a plain request's, or any response whose status was not
+    /// accepted (an error body for the error mapper).
+    private let gatherLimit: Int
     /// The request sent, to tell (only when a declared length is over the limit) whether its response
     /// declares a body it sends.
     private let request: URLRequest
-    private let progress: ProgressReporter?
-    private let attempt: Int
+    private let progress: ProgressTracker?
     /// The size of the body sent, for progress (0 when unknown or nothing is reported).
     private let uploadSize: Int64
     private let handle: TaskHandle
     /// Called when an accepted response to a ``Delivery/stream`` arrives, with the channel its body will
     /// flow through; the attempt's caller gets the stream from here, before the body has arrived.
-    private let onStream: @Sendable (HTTPURLResponse, BodyChannel) -> Void
+    private let onStream: (@Sendable (HTTPURLResponse, BodyChannel) -> Void)?
     private let onComplete: Completion
 
     private var gathered = Data()
@@ -52,39 +55,48 @@ final class DelegateTransfer: @unchecked Sendable {
     private var fileError: (any Error)?
     /// The most upload progress reported so far.
     private var sent: Int64 = 0
-    /// The body went over the limit; the task may still complete normally (its last callbacks were queued).
-    private var overLimit = false
+    /// The limit the body went over, if it did; the task may still complete normally (its last callbacks
+    /// were already queued), and later bytes are dropped.
+    private var exceededLimit: Int?
+    /// The download's total when known: the declared length of a body that is not content-encoded (with
+    /// gzip the declared length is the compressed one, and the bytes counted are decoded).
+    private var downloadTotal: Int64 = -1
 
     init(
-        delivery: Delivery, acceptable: Set<Int>, sizeLimit: Int, request: URLRequest, progress: ProgressReporter?, attempt: Int,
-        uploadSize: Int64, handle: TaskHandle, onStream: @escaping @Sendable (HTTPURLResponse, BodyChannel) -> Void, onComplete: @escaping Completion
+        delivery: Delivery, acceptable: Set<Int>, deliveryLimit: Int, gatherLimit: Int, request: URLRequest,
+        progress: ProgressTracker?, uploadSize: Int64, handle: TaskHandle,
+        onStream: (@Sendable (HTTPURLResponse, BodyChannel) -> Void)?, onComplete: @escaping Completion
     ) {
         self.delivery = delivery
         self.acceptable = acceptable
-        self.sizeLimit = sizeLimit
+        self.deliveryLimit = deliveryLimit
+        self.gatherLimit = gatherLimit
         self.request = request
         self.progress = progress
-        self.attempt = attempt
         self.uploadSize = uploadSize
         self.handle = handle
         self.onStream = onStream
         self.onComplete = onComplete
+        progress?.startTransfer()
     }
 
+    /// The response arrived (called once per response; a second one, as Apple sends for
+    /// `multipart/x-mixed-replace`, only goes on gathering).
     func didReceive(_ response: URLResponse, task: URLSessionDataTask) -> URLSession.ResponseDisposition {
+        guard channel == nil, file == nil, exceededLimit == nil else { return .allow }
         guard let http = response as? HTTPURLResponse, acceptable.contains(http.statusCode) else {
-            return checkDeclaredLength(of: response) ? .allow : .cancel
+            return checkDeclaredLength(of: response, limit: gatherLimit) ? .allow : .cancel
         }
         switch delivery {
         case .buffer:
-            return checkDeclaredLength(of: response) ? .allow : .cancel
+            return checkDeclaredLength(of: response, limit: gatherLimit) ? .allow : .cancel
         case .stream:
-            let channel = BodyChannel(limit: sizeLimit)
+            let channel = BodyChannel(limit: deliveryLimit)
             channel.attach(task)
             self.channel = channel
-            onStream(http, channel)
+            onStream?(http, channel)
         case .file(let url):
-            guard checkDeclaredLength(of: response) else { return .cancel }
+            guard checkDeclaredLength(of: response, limit: deliveryLimit) else { return .cancel }
             do {
                 guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
                     throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path])
@@ -92,25 +104,25 @@ final class DelegateTransfer: @unchecked Sendable {
                 file = try FileHandle(forWritingTo: url)
             } catch {
                 fileError = error
+                task.cancel()   // a `.cancel` disposition is ignored on Linux: cancel the task itself
                 return .cancel
             }
-            report(0, of: response.expectedContentLength)
+            let encoding = http.value(forHTTPHeaderField: "Content-Encoding")?.lowercased()
+            downloadTotal = encoding == nil || encoding == "identity" ? response.expectedContentLength : -1
+            progress?.report(0, of: downloadTotal)
         }
         return .allow
     }
 
     func didReceive(_ data: Data, task: URLSessionDataTask) {
+        guard exceededLimit == nil, fileError == nil else { return }
         received += Int64(data.count)
-        guard !overLimit else { return }
         if let channel {
-            if !channel.send(data) { stopForSize() }
-            return
-        }
-        guard received <= Int64(sizeLimit) else {
-            stopForSize()
+            if !channel.send(data) { stopForSize(limit: deliveryLimit) }
             return
         }
         if let file {
+            guard received <= Int64(deliveryLimit) else { return stopForSize(limit: deliveryLimit) }
             do {
                 try file.write(contentsOf: data)
             } catch {
@@ -118,15 +130,18 @@ final class DelegateTransfer: @unchecked Sendable {
                 task.cancel()
                 return
             }
-            report(received, of: task.response?.expectedContentLength ?? -1)
+            progress?.report(received, of: downloadTotal)
         } else {
+            guard received <= Int64(gatherLimit) else { return stopForSize(limit: gatherLimit) }
             gathered.append(data)
         }
     }
 
+    /// Upload progress (not reported for a download, whose progress is the body received).
     func didSend(_ totalSent: Int64, of expected: Int64) {
+        guard case .buffer = delivery else { return }
         sent = max(sent, totalSent)
-        report(sent, of: expected)
+        progress?.report(sent, of: expected)
     }
 
     func didComplete(_ task: URLSessionTask, error: (any Error)?, state: SessionDelegate.TaskState) {
@@ -139,40 +154,37 @@ final class DelegateTransfer: @unchecked Sendable {
             }
         }
         if let fileError { error = NetworkError.fileWriteFailed(fileError) }
-        if overLimit { error = NetworkError.responseTooLarge(limit: sizeLimit) }
-        if error != nil, case .file(let url) = delivery {
-            try? FileManager.default.removeItem(at: url)   // a partial download; it may not exist
+        if let exceededLimit { error = NetworkError.responseTooLarge(limit: exceededLimit) }
+        if error != nil, file != nil, case .file(let url) = delivery {
+            try? FileManager.default.removeItem(at: url)   // a partial download; removing it is all there is to do
         }
         if let channel {
             channel.finish(throwing: error.map(NetworkProvider.normalize))
             return
         }
-        // An upload that got its answer was sent whole, whether or not URLSession said so (a URL protocol
-        // such as the mock's cannot report upload progress).
-        if error == nil, progress != nil, file == nil, uploadSize > 0, sent < uploadSize {
+        // An upload that got its answer (not a redirect, which is followed or resent) was sent whole,
+        // whether or not URLSession said so: a URL protocol such as the mock's cannot report upload progress.
+        let status = (task.response as? HTTPURLResponse)?.statusCode ?? 0
+        if error == nil, case .buffer = delivery, uploadSize > 0, sent < uploadSize, !(300..<400).contains(status) {
             sent = uploadSize
-            report(uploadSize, of: uploadSize)
+            progress?.report(uploadSize, of: uploadSize)
         }
         onComplete(gathered, task.response, error, state)
     }
 
-    /// `false` (and the task stopped as too large) when the response declares a body over the limit.
-    private func checkDeclaredLength(of response: URLResponse) -> Bool {
-        guard response.expectedContentLength > Int64(sizeLimit),
+    /// `false` (and the task stopped as too large) when the response declares a body over `limit`.
+    private func checkDeclaredLength(of response: URLResponse, limit: Int) -> Bool {
+        guard response.expectedContentLength > Int64(limit),
               let status = (response as? HTTPURLResponse)?.statusCode, status >= 200, status != 204, status != 304,
               NetworkProvider.declaresItsBody(request)   // looked at only now: header look-ups are not free
         else { return true }
-        stopForSize()
+        stopForSize(limit: limit)
         return false
     }
 
-    private func stopForSize() {
-        overLimit = true
+    private func stopForSize(limit: Int) {
+        exceededLimit = limit
         gathered = Data()
         handle.stopForSize()
-    }
-
-    private func report(_ completed: Int64, of expected: Int64) {
-        progress?.report(TransferProgress(completedBytes: completed, totalBytes: expected > 0 ? expected : nil, attempt: attempt))
     }
 }

@@ -138,8 +138,14 @@ extension MultipartForm {
             } catch {
                 throw NetworkError.invalidRequest(field: "\(field)'s headers", reason: "a name or value has CR, LF, NUL or a byte a header cannot hold")
             }
-            if case .file(let url) = part.content, !FileManager.default.isReadableFile(atPath: url.path) {
-                throw NetworkError.invalidRequest(field: "\(field)'s file", reason: "does not exist or cannot be read")
+            if case .file(let url) = part.content {
+                var isFolder: ObjCBool = false
+                guard url.isFileURL, FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder), !isFolder.boolValue,
+                      FileManager.default.isReadableFile(atPath: url.path),
+                      (try? FileManager.default.attributesOfItem(atPath: url.path)[.type] as? FileAttributeType) == .typeRegular   // not a pipe or device
+                else {
+                    throw NetworkError.invalidRequest(field: "\(field)'s file", reason: "does not exist, is not a regular file or cannot be read")
+                }
             }
         }
     }
@@ -189,6 +195,7 @@ extension MultipartForm {
 
     /// Writes the whole body to a new file at `destination`, reading files 64 KB at a time, and returns
     /// its content type and length. If the boundary turns up inside a part, starts again with another.
+    /// Stops with ``NetworkError/cancelled`` when the calling task is cancelled.
     func spool(to destination: URL) throws -> (contentType: String, length: Int64) {
         try validate()
         while true {
@@ -224,6 +231,7 @@ extension MultipartForm {
                     defer { try? input.close() }   // read-only: closing cannot lose data
                     var carry = Data()   // the end of the previous chunk, to find a boundary split across two
                     while let chunk = try input.read(upToCount: 64 * 1_024), !chunk.isEmpty {
+                        if Task.isCancelled { throw NetworkError.cancelled }   // a large copy stops with its call
                         guard (carry + chunk).range(of: marker) == nil else { return nil }
                         try append(chunk)
                         carry = chunk.suffix(marker.count - 1)

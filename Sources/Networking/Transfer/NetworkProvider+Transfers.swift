@@ -13,7 +13,7 @@ struct TransferMode {
     /// Whether an accepted body is handed out as it arrives.
     var streams = false
     /// Where progress goes.
-    var progress: ProgressReporter?
+    var progress: ProgressTracker?
     /// The statuses whose body goes to the download or the stream.
     var acceptable: Set<Int> = []
     /// The size limit, when not the endpoint's or the provider's.
@@ -66,8 +66,12 @@ extension NetworkProvider {
     /// if it names one, and none otherwise (the body goes to disk, not memory). A retried download
     /// starts again from the first byte.
     ///
-    /// - Parameter progress: receives the bytes written and the total the server declared; see
+    /// - Parameter progress: receives the bytes written and the total the server declared (unknown for a
+    ///   compressed body, whose declared length is not the decoded one); see
     ///   ``TransferProgress/makeStream()``. Finished when the call ends.
+    /// - Throws: ``NetworkError/invalidRequest(field:reason:)`` before sending when `destination` is not a
+    ///   file URL in a folder that exists and can be written; ``NetworkError/fileWriteFailed(_:)`` when the
+    ///   file cannot be written or moved; otherwise what ``response(_:interceptor:)`` throws.
     public func download(
         _ endpoint: some Endpoint,
         to destination: URL,
@@ -78,16 +82,26 @@ extension NetworkProvider {
         guard destination.isFileURL else {
             throw NetworkError.invalidRequest(field: "download destination", reason: "is not a file URL")
         }
+        var isFolder: ObjCBool = false
+        let folder = destination.deletingLastPathComponent()
+        guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue,
+              FileManager.default.isWritableFile(atPath: folder.path)
+        else {
+            throw NetworkError.invalidRequest(field: "download destination", reason: "its folder does not exist or cannot be written")
+        }
         var mode = TransferMode()
-        mode.downloadDirectory = destination.deletingLastPathComponent()
-        mode.progress = progress
+        mode.downloadDirectory = folder
+        mode.progress = progress.map(ProgressTracker.init)
         mode.acceptable = endpoint.acceptableStatusCodes
         mode.sizeLimit = endpoint.maximumResponseSize ?? .max
         let (response, delivered) = try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: mode)
         guard case .file(let file)? = delivered else {
-            // An accepted status with no body reaching the delegate (a mocked empty reply): an empty file.
-            guard FileManager.default.createFile(atPath: destination.path, contents: nil) else {
-                throw NetworkError.fileWriteFailed(CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: destination.path]))
+            // An accepted answer whose head never reached the delegate (a Linux authentication challenge
+            // the endpoint accepts): its body, possibly empty, replaces the destination atomically.
+            do {
+                try response.data.write(to: destination, options: .atomic)
+            } catch {
+                throw NetworkError.fileWriteFailed(error)
             }
             return response
         }
@@ -95,7 +109,7 @@ extension NetworkProvider {
             if Task.isCancelled { throw NetworkError.cancelled }
             // rename(2) replaces the destination atomically (the file is in the same folder).
             guard rename(file.path, destination.path) == 0 else {
-                throw NetworkError.fileWriteFailed(CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: destination.path]))
+                throw NetworkError.fileWriteFailed(POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO))
             }
         } catch {
             try? FileManager.default.removeItem(at: file)   // our temporary file: removing it is all we can do
@@ -116,11 +130,11 @@ extension NetworkProvider {
     public func upload(
         _ endpoint: some Endpoint,
         interceptor: (any RequestInterceptor)? = nil,
-        progress: ProgressReporter?
+        progress: ProgressReporter? = nil
     ) async throws -> Response {
         defer { progress?.finish() }
         var mode = TransferMode()
-        mode.progress = progress
+        mode.progress = progress.map(ProgressTracker.init)
         mode.acceptable = endpoint.acceptableStatusCodes
         return try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: mode).response
     }

@@ -8,7 +8,8 @@ public struct ServerSentEvent: Sendable, Equatable {
     public var data: String
     /// The last event ID the stream set with `id:` (it carries over to later events), if any.
     public var id: String?
-    /// The reconnection time in milliseconds, when this block had a valid `retry:` field.
+    /// The reconnection time in milliseconds the stream last set with a valid `retry:` field (it carries
+    /// over to later events, as the last event ID does), if any.
     public var retry: Int?
 
     /// Creates an event.
@@ -68,35 +69,37 @@ struct EventStreamParser {
     var dataSize: Int { data.utf8.count }
 
     /// Reads one line (without its line break); returns an event when the line ends a block that had data.
+    /// Fields are split on code points (the UTF-8 bytes `:` and space), never on grapheme clusters, so a
+    /// combining mark after the colon stays in the value.
     mutating func read(_ rawLine: String) -> ServerSentEvent? {
-        var line = Substring(rawLine)
+        var line = Substring(rawLine).utf8[...]
         if isFirstLine {
             isFirstLine = false
-            if line.first == "\u{FEFF}" { line = line.dropFirst() }
+            if line.starts(with: [0xEF, 0xBB, 0xBF]) { line = line.dropFirst(3) }   // a byte order mark
         }
-        if line.isEmpty { return dispatch() }
-        if line.first == ":" { return nil }
-        let field: Substring
-        var value: Substring
-        if let colon = line.firstIndex(of: ":") {
+        guard let first = line.first else { return dispatch() }
+        if first == UInt8(ascii: ":") { return nil }   // a comment
+        let field: Substring.UTF8View.SubSequence
+        var value: Substring.UTF8View.SubSequence
+        if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
             field = line[..<colon]
             value = line[line.index(after: colon)...]
-            if value.first == " " { value = value.dropFirst() }
+            if value.first == UInt8(ascii: " ") { value = value.dropFirst() }
         } else {
             field = line
-            value = ""
+            value = line[line.endIndex...]
         }
-        switch field {
+        switch String(Substring(field)) {
         case "event":
-            type = String(value)
+            type = String(Substring(value))
         case "data":
             if hasData { data += "\n" }
-            data += value
+            data += Substring(value)
             hasData = true
         case "id":
-            if !value.contains("\u{0}") { lastEventID = String(value) }
+            if !value.contains(0) { lastEventID = String(Substring(value)) }
         case "retry":
-            if !value.isEmpty, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let milliseconds = Int(value) {
+            if !value.isEmpty, value.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let milliseconds = Int(String(Substring(value))) {
                 retry = milliseconds
             }
         default:
@@ -110,7 +113,6 @@ struct EventStreamParser {
             type = ""
             data = ""
             hasData = false
-            retry = nil
         }
         guard hasData else { return nil }
         return ServerSentEvent(event: type.isEmpty ? "message" : type, data: data, id: lastEventID, retry: retry)

@@ -2,15 +2,16 @@ import Foundation
 
 /// How far an upload or a download has come.
 ///
-/// Within one attempt the figures never go backwards. When a call is retried (a refresh after a 401, a
-/// ``RetryPolicy`` retry), the next attempt starts again from zero with ``attempt`` one higher, so a
-/// progress bar can show the restart.
+/// Within one attempt the figures never go backwards. When the transfer starts over (a retry after a
+/// refresh or by a ``RetryPolicy``, or on Linux a same-origin 307/308 redirect that the provider sends
+/// again with its body), it starts again from zero with ``attempt`` one higher, so a progress bar can show
+/// the restart.
 public struct TransferProgress: Sendable, Equatable {
     /// Bytes sent (an upload) or received (a download) so far in this attempt.
     public var completedBytes: Int64
     /// The bytes expected in all, when known (a `Content-Length`, or the size of the body sent).
     public var totalBytes: Int64?
-    /// The attempt these figures belong to, from 1.
+    /// How many times the transfer has started, from 1: the figures belong to this start.
     public var attempt: Int
 
     /// Creates a progress value.
@@ -56,5 +57,39 @@ public struct ProgressReporter: Sendable {
     /// Ends the stream.
     func finish() {
         continuation.finish()
+    }
+}
+
+/// The progress of one call across its attempts: numbers each start of the transfer and keeps the figures
+/// of one start from going backwards.
+final class ProgressTracker: @unchecked Sendable {
+    // @unchecked: `attempt` and `highWater` are guarded by `lock`.
+    private let lock = NSLock()
+    private let reporter: ProgressReporter
+    private var attempt = 0
+    private var highWater: Int64 = 0
+
+    init(_ reporter: ProgressReporter) {
+        self.reporter = reporter
+    }
+
+    /// A new attempt begins: figures start again from zero.
+    func startTransfer() {
+        lock.lock(); defer { lock.unlock() }
+        attempt += 1
+        highWater = 0
+    }
+
+    /// Reports `completed` of `expected` bytes (`expected` ≤ 0: unknown), unless it would go backwards.
+    func report(_ completed: Int64, of expected: Int64) {
+        lock.lock()
+        guard completed >= highWater else {
+            lock.unlock()
+            return
+        }
+        highWater = completed
+        let progress = TransferProgress(completedBytes: completed, totalBytes: expected > 0 ? expected : nil, attempt: attempt)
+        lock.unlock()
+        reporter.report(progress)
     }
 }
