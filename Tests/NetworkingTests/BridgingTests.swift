@@ -1,0 +1,66 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+@testable import Networking
+import NetworkingTestSupport
+import Testing
+
+/// The rules the Combine publishers rely on (Combine itself is not on Linux): `StartedCall`.
+@Suite("Bridging to callbacks")
+struct BridgingTests {
+    @Test func aStartedCallReportsItsResultExactlyOnce() async throws {
+        // GIVEN a provider call
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1", .json(["id": 1]))
+        let provider = server.makeProvider()
+        let results = Recorder<Int>()
+        let done = Signal()
+        // WHEN it is started from callback code
+        let call = StartedCall.start({ try await provider.response(TestEndpoint()).statusCode }) { result in
+            if case .success(let status) = result { results.append(status) }
+            done.fire()
+        }
+        await done.wait()
+        call.cancel()   // after the result: changes nothing
+        // THEN its result came once
+        #expect(results.all == [200])
+        #expect(server.requests.count == 1)
+    }
+
+    @Test func cancellingAStartedCallStopsItsRequestAndReportsNothing() async throws {
+        // GIVEN a call whose answer takes long
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1", MockResponse.json(["id": 1]).delayed(by: 30))
+        let provider = server.makeProvider()
+        let reported = Recorder<String>()
+        let received = Signal()
+        server.stub(.get, "/v1/started") { _ in received.fire(); return .status(204) }
+        // WHEN it is cancelled while the request is in flight
+        let call = StartedCall.start({ () async throws -> Int in
+            _ = try await provider.response(TestEndpoint(path: "/started"))
+            return try await provider.response(TestEndpoint()).statusCode
+        }) { result in reported.append("\(result)") }
+        await received.wait()
+        try await waitUntil { server.requests.count == 2 }
+        call.cancel()
+        // THEN the URL load was stopped, and the callback never ran
+        try await waitUntil { server.interruptedCount == 1 }
+        #expect(reported.all.isEmpty)
+    }
+
+    @Test func fiveHundredCallsRacingTheirCancellationReportAtMostOnce() async throws {
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1", .json(["id": 1]))
+        let provider = server.makeProvider()
+        let reports = Recorder<Int>()
+        let calls = (0..<500).map { index in
+            StartedCall.start({ try await provider.response(TestEndpoint()).statusCode }) { _ in reports.append(index) }
+        }
+        for (index, call) in calls.enumerated() where index.isMultiple(of: 2) { call.cancel() }
+        // the uncancelled half all report; a cancelled one reports only if it had finished first
+        try await waitUntil { Set(reports.all).isSuperset(of: Set(stride(from: 1, to: 500, by: 2))) }
+        let all = reports.all
+        #expect(all.count == Set(all).count)   // never twice
+    }
+}
