@@ -42,6 +42,7 @@ public final class NetworkProvider: NetworkProviding {
     private let decoder: JSONDecoder
     private let errorMapper: ErrorResponseMapper?
     private let delegate: SessionDelegate
+    private let callbackQueue = DispatchQueue(label: "Networking.SessionDelegate", qos: .userInitiated)
     private let attemptWatch = AttemptWatch()
     private let events: EventDispatcher
     private let sleep: @Sendable (TimeInterval) async throws -> Void
@@ -80,7 +81,12 @@ public final class NetworkProvider: NetworkProviding {
         sleep: @escaping @Sendable (TimeInterval) async throws -> Void = NetworkProvider.taskSleep
     ) {
         self.delegate = SessionDelegate()
-        self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        // The delegate's callbacks run one at a time on a queue of their own, at a high QoS: the size
+        // limit counts bytes there, and a starved queue lets bytes pile up before it can stop a transfer.
+        let callbacks = OperationQueue()
+        callbacks.maxConcurrentOperationCount = 1
+        callbacks.underlyingQueue = callbackQueue   // unowned by the operation queue: the provider keeps it
+        self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: callbacks)
         self.interceptor = interceptor
         self.encoder = encoder
         self.decoder = decoder

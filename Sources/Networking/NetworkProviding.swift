@@ -19,7 +19,10 @@ import FoundationNetworking
 public protocol NetworkProviding: Sendable {
     /// Sends `endpoint` and decodes the body as `type`.
     ///
-    /// - Parameter interceptor: runs after the provider's own interceptor, for this call only.
+    /// - Parameters:
+    ///   - endpoint: the call.
+    ///   - type: what the body decodes to, with the provider's decoder.
+    ///   - interceptor: runs after the provider's own interceptor, for this call only.
     func request<T: Decodable>(
         _ endpoint: some Endpoint,
         as type: T.Type,
@@ -28,7 +31,9 @@ public protocol NetworkProviding: Sendable {
 
     /// Sends `endpoint` and returns the raw response (body, HTTP response, request as sent).
     ///
-    /// - Parameter interceptor: runs after the provider's own interceptor, for this call only.
+    /// - Parameters:
+    ///   - endpoint: the call.
+    ///   - interceptor: runs after the provider's own interceptor, for this call only.
     func response(
         _ endpoint: some Endpoint,
         interceptor: (any RequestInterceptor)?

@@ -60,6 +60,9 @@ public struct RetryPolicy: RequestInterceptor {
     ///   - maximumDelay: the cap on any delay; default 30 s.
     ///   - jitter: the share of each backoff delay that is random; default 0.5 (the delay lies
     ///     between half and all of the computed backoff).
+    ///   - retryableMethods: the methods retried after a failure; default the idempotent ones.
+    ///   - retryableStatusCodes: the statuses retried; default 408, 429 and the 5xx a retry can help.
+    ///   - retryableURLErrorCodes: the transport errors retried; default timeouts and lost connections.
     ///   - random: a number in `0...1`, for tests; default the system generator.
     ///   - now: the clock `Retry-After` dates are compared with, for tests.
     public init(

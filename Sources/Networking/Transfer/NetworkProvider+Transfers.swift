@@ -66,9 +66,13 @@ extension NetworkProvider {
     /// if it names one, and none otherwise (the body goes to disk, not memory). A retried download
     /// starts again from the first byte.
     ///
-    /// - Parameter progress: receives the bytes written and the total the server declared (unknown for a
-    ///   compressed body, whose declared length is not the decoded one); see
-    ///   ``TransferProgress/makeStream()``. Finished when the call ends.
+    /// - Parameters:
+    ///   - endpoint: the call.
+    ///   - destination: the file URL the body lands at; its folder must exist and be writable.
+    ///   - interceptor: runs after the provider's own interceptor, for this call only.
+    ///   - progress: receives the bytes written and the total the server declared (unknown for a
+    ///     compressed body, whose declared length is not the decoded one); see
+    ///     ``TransferProgress/makeStream()``. Finished when the call ends.
     /// - Throws: ``NetworkError/invalidRequest(field:reason:)`` before sending when `destination` is not a
     ///   file URL in a folder that exists and can be written; ``NetworkError/fileWriteFailed(_:)`` when the
     ///   file cannot be written or moved; otherwise what ``response(_:interceptor:)`` throws.
@@ -125,8 +129,11 @@ extension NetworkProvider {
     /// upload (say after a token refresh) sends the same bytes again, and its progress starts again from
     /// zero with the next ``TransferProgress/attempt``.
     ///
-    /// - Parameter progress: receives the bytes sent and the body's size; see
-    ///   ``TransferProgress/makeStream()``. Finished when the call ends.
+    /// - Parameters:
+    ///   - endpoint: the call; its body is what is sent.
+    ///   - interceptor: runs after the provider's own interceptor, for this call only.
+    ///   - progress: receives the bytes sent and the body's size; see ``TransferProgress/makeStream()``.
+    ///     Finished when the call ends.
     public func upload(
         _ endpoint: some Endpoint,
         interceptor: (any RequestInterceptor)? = nil,
