@@ -5,7 +5,7 @@ let package = Package(
     name: "NetworkingBenchmarks",
     platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
-        .executable(name: "probe", targets: ["Probe"]),
+        .executable(name: "probe", targets: ["Probe"])
     ],
     dependencies: [
         .package(name: "Networking", path: ".."),
@@ -34,7 +34,7 @@ let package = Package(
             ],
             path: "Benchmarks/NetworkingBenchmarks",
             plugins: [
-                .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+                .plugin(name: "BenchmarkPlugin", package: "benchmark")
             ]
         ),
     ],

@@ -1,7 +1,8 @@
 import Dispatch
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Watches the provider's running attempts with one timer for all of them: cancels those whose deadline
@@ -38,7 +39,8 @@ final class AttemptWatch: @unchecked Sendable {
 
     /// Calls `target.expire()` once `expiry` (if any) has passed, unless ``unwatch(_:)`` came first.
     func watch(_ target: any Watched, until expiry: DispatchTime?) {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         watched[ObjectIdentifier(target)] = Entry(expiry: expiry?.uptimeNanoseconds ?? .max, target: target)
         idleTicks = 0
         if timer == nil { startTimer() }
@@ -46,7 +48,8 @@ final class AttemptWatch: @unchecked Sendable {
 
     /// Stops watching `target` (its attempt ended).
     func unwatch(_ target: any Watched) {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         watched[ObjectIdentifier(target)] = nil
     }
 

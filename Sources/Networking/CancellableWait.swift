@@ -39,7 +39,10 @@ private final class Waiter<Value: Sendable>: @unchecked Sendable {
 
     func resume(with result: Result<Value, any Error>) {
         lock.lock()
-        guard !done else { lock.unlock(); return }
+        guard !done else {
+            lock.unlock()
+            return
+        }
         done = true
         guard let continuation else {
             early = result

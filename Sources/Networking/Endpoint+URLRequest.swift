@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 extension Endpoint {
@@ -58,9 +59,9 @@ extension Endpoint {
     /// ``NetworkError/invalidRequest(field:reason:)`` when it is not a readable regular file.
     static func size(ofBodyFile file: URL) throws -> Int64 {
         guard file.isFileURL, FileManager.default.isReadableFile(atPath: file.path),
-              let attributes = try? FileManager.default.attributesOfItem(atPath: file.path),   // unreadable is reported below
-              attributes[.type] as? FileAttributeType == .typeRegular,
-              let size = (attributes[.size] as? NSNumber)?.int64Value
+            let attributes = try? FileManager.default.attributesOfItem(atPath: file.path),   // unreadable is reported below
+            attributes[.type] as? FileAttributeType == .typeRegular,
+            let size = (attributes[.size] as? NSNumber)?.int64Value
         else {
             throw NetworkError.invalidRequest(field: "body file", reason: "does not exist, is not a regular file or cannot be read")
         }
@@ -80,9 +81,9 @@ extension Endpoint {
         }
         let clamped = min(timeout, maximumTimeout)
         #if canImport(FoundationNetworking)
-        return clamped.rounded(.up)
+            return clamped.rounded(.up)
         #else
-        return clamped
+            return clamped
         #endif
     }
 

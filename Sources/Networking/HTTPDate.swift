@@ -28,21 +28,21 @@ enum HTTPDate {
         guard bytes.count <= maximumLength, bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return nil }
         let tokens = bytes.split(separator: UInt8(ascii: " ")).map(Array.init)
         switch tokens.count {
-        case 6:  // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT
+        case 6:   // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT
             guard isDayName(tokens[0], in: dayNames, comma: true), tokens[1].count == 2, tokens[3].count == 4, tokens[5] == Array("GMT".utf8),
-                  let day = number(tokens[1]), let month = month(tokens[2]), let year = number(tokens[3])
+                let day = number(tokens[1]), let month = month(tokens[2]), let year = number(tokens[3])
             else { return nil }
             return date(year: year, month: month, day: day, time: tokens[4])
-        case 4:  // RFC 850: Sunday, 06-Nov-94 08:49:37 GMT
+        case 4:   // RFC 850: Sunday, 06-Nov-94 08:49:37 GMT
             let parts = tokens[1].split(separator: UInt8(ascii: "-"), omittingEmptySubsequences: false).map(Array.init)
             guard isDayName(tokens[0], in: longDayNames, comma: true), tokens[3] == Array("GMT".utf8), parts.count == 3,
-                  parts[0].count == 2, parts[2].count == 2,
-                  let day = number(parts[0]), let month = month(parts[1]), let shortYear = number(parts[2])
+                parts[0].count == 2, parts[2].count == 2,
+                let day = number(parts[0]), let month = month(parts[1]), let shortYear = number(parts[2])
             else { return nil }
             return date(year: fullYear(shortYear, relativeTo: now), month: month, day: day, time: tokens[2])
-        case 5:  // asctime: Sun Nov  6 08:49:37 1994
+        case 5:   // asctime: Sun Nov  6 08:49:37 1994
             guard isDayName(tokens[0], in: dayNames, comma: false), (1...2).contains(tokens[2].count), tokens[4].count == 4,
-                  let month = month(tokens[1]), let day = number(tokens[2]), let year = number(tokens[4])
+                let month = month(tokens[1]), let day = number(tokens[2]), let year = number(tokens[4])
             else { return nil }
             return date(year: year, month: month, day: day, time: tokens[3])
         default:
@@ -95,9 +95,9 @@ enum HTTPDate {
     private static func date(year: Int, month: Int, day: Int, time: [UInt8]) -> Date? {
         let parts = time.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false)
         guard parts.count == 3, parts.allSatisfy({ $0.count == 2 }),
-              let hour = number(parts[0]), let minute = number(parts[1]), let second = number(parts[2]),
-              hour < 24, minute < 60, second <= 60,          // 60: a leap second
-              day >= 1, day <= daysIn(month: month, year: year)
+            let hour = number(parts[0]), let minute = number(parts[1]), let second = number(parts[2]),
+            hour < 24, minute < 60, second <= 60,   // 60: a leap second
+            day >= 1, day <= daysIn(month: month, year: year)
         else { return nil }
         let days = daysSinceEpoch(year: year, month: month, day: day)
         return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + hour * 3_600 + minute * 60 + min(second, 59)))

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(os)
-import os
+    import os
 #endif
 
 /// Where a ``NetworkLogger`` writes its lines.
@@ -22,11 +23,11 @@ public struct LogSink: Sendable {
     public static let standardOutput = LogSink { print($0) }
 
     #if canImport(os)
-    /// Apple's unified logging, at the `info` level and public (the lines are already redacted).
-    /// Apple platforms only; not compiled by this repository's Linux CI.
-    public static func osLog(subsystem: String, category: String = "Networking") -> LogSink {
-        let logger = Logger(subsystem: subsystem, category: category)
-        return LogSink { line in logger.info("\(line, privacy: .public)") }
-    }
+        /// Apple's unified logging, at the `info` level and public (the lines are already redacted).
+        /// Apple platforms only; not compiled by this repository's Linux CI.
+        public static func osLog(subsystem: String, category: String = "Networking") -> LogSink {
+            let logger = Logger(subsystem: subsystem, category: category)
+            return LogSink { line in logger.info("\(line, privacy: .public)") }
+        }
     #endif
 }

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Every error the provider throws, in cases a caller can switch on.
@@ -84,7 +85,8 @@ extension NetworkError: CustomStringConvertible, LocalizedError {
         case let .invalidStatusCode(code):
             return "The server answered with unacceptable status code \(code)."
         case let .redirectWouldForwardBody(code):
-            return "The server redirected the request (status \(code)) to another origin; it was not followed, since that would have sent the request body there."
+            return
+                "The server redirected the request (status \(code)) to another origin; it was not followed, since that would have sent the request body there."
         case let .decodingFailed(type, error):
             return "The response could not be decoded as \(type): \(Self.summary(of: error))."
         case .cancelled:

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Turns a response with an unacceptable status into the app's own error, or returns `nil` to throw
@@ -181,8 +182,9 @@ public final class NetworkProvider: NetworkProviding {
             }
             sent = built
             if !events.isEmpty { events.send { [built] in $0.requestDidBuild(built, context: context) } }
-            var (response, delivered) = try await run(built, for: endpoint, context: context, chain: chain(with: interceptor), deadline: deadline,
-                                                      mode: mode, sent: &sent, attempts: &attempts, statuses: &statuses)
+            var (response, delivered) = try await run(
+                built, for: endpoint, context: context, chain: chain(with: interceptor), deadline: deadline,
+                mode: mode, sent: &sent, attempts: &attempts, statuses: &statuses)
             let duration = started.secondsElapsed
             response.report = CallReport(statusCodes: statuses, duration: duration)
             if !events.isEmpty {
@@ -231,8 +233,9 @@ public final class NetworkProvider: NetworkProviding {
                 if !events.isEmpty { events.send { [request] in $0.taskDidStart(request, context: context) } }
                 let taskStarted = DispatchTime.now()
                 let limit = endpoint.maximumResponseSize ?? maximumResponseSize
-                let (data, httpResponse, delivered) = try await send(request, builtAs: chain == nil ? nil : built, deadline: deadline,
-                                                                     limits: (delivery: mode.sizeLimit ?? limit, gathered: limit), mode: mode)
+                let (data, httpResponse, delivered) = try await send(
+                    request, builtAs: chain == nil ? nil : built, deadline: deadline,
+                    limits: (delivery: mode.sizeLimit ?? limit, gathered: limit), mode: mode)
                 let received = Response(data: data, httpResponse: httpResponse, request: request)
                 response = received
                 statuses[statuses.count - 1] = httpResponse.statusCode
@@ -244,12 +247,13 @@ public final class NetworkProvider: NetworkProviding {
                 RefreshRun.current?.record(status: nil, of: context)
                 return (validated, delivered)
             } catch {
-                RefreshRun.current?.record(status: response.map { endpoint.acceptableStatusCodes.contains($0.statusCode) ? nil : $0.statusCode } ?? nil,
-                                           of: context)
+                RefreshRun.current?.record(
+                    status: response.map { endpoint.acceptableStatusCodes.contains($0.statusCode) ? nil : $0.statusCode } ?? nil,
+                    of: context)
                 let error = Self.normalize(error)
                 switch error {
                 case NetworkError.cancelled, NetworkError.invalidRequest, NetworkError.deadlineExceeded, NetworkError.responseTooLarge,
-                     NetworkError.fileWriteFailed, NetworkError.encodingFailed:
+                    NetworkError.fileWriteFailed, NetworkError.encodingFailed:
                     throw error   // never worth another attempt
                 default: break
                 }
@@ -349,7 +353,8 @@ public final class NetworkProvider: NetworkProviding {
         let download = mode.downloadDirectory.map { $0.appendingPathComponent(".networking-\(UUID().uuidString).download") }
         let delivery: DelegateTransfer.Delivery = download.map { .file($0) } ?? (mode.streams ? .stream : .buffer)
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, HTTPURLResponse, RedirectPolicy.Decision?, DeliveredBody?), any Error>) in
+            try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<(Data, HTTPURLResponse, RedirectPolicy.Decision?, DeliveredBody?), any Error>) in
                 var onStream: (@Sendable (HTTPURLResponse, BodyChannel) -> Void)?
                 if mode.streams {
                     onStream = { response, channel in

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Hides secrets in what is logged or printed: credential headers, token-like JSON fields and form
@@ -96,7 +97,7 @@ public struct Redactor: Sendable {
     /// replaced.
     public func url(_ url: URL) -> String {
         guard url.query != nil || url.password != nil,
-              var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
         else { return url.absoluteString }
         if components.percentEncodedPassword != nil {
             components.percentEncodedPassword = PercentEncoding.component(Self.placeholder)
@@ -119,8 +120,8 @@ public struct Redactor: Sendable {
         let text: String
         if type.contains("json") || (type.isEmpty && data.first.map { $0 == UInt8(ascii: "{") || $0 == UInt8(ascii: "[") } == true) {
             guard let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]),
-                  let redacted = try? JSONSerialization.data(withJSONObject: redactJSON(object), options: [.sortedKeys, .fragmentsAllowed]),
-                  let string = String(data: redacted, encoding: .utf8)
+                let redacted = try? JSONSerialization.data(withJSONObject: redactJSON(object), options: [.sortedKeys, .fragmentsAllowed]),
+                let string = String(data: redacted, encoding: .utf8)
             else { return "<\(data.count) bytes of JSON that could not be parsed, not shown>" }
             text = string
         } else if type.contains("x-www-form-urlencoded") {

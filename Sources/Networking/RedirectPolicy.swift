@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// What the provider does with a redirect (as OkHttp and browsers do, and Linux URLSession does not).
@@ -31,9 +32,9 @@ enum RedirectPolicy {
 
     /// Whether URLSession loses the body of a redirect it follows: FoundationNetworking (Linux) does.
     #if canImport(FoundationNetworking)
-    static let sessionDropsRedirectBody = true
+        static let sessionDropsRedirectBody = true
     #else
-    static let sessionDropsRedirectBody = false
+        static let sessionDropsRedirectBody = false
     #endif
 
     /// What to do with one redirect.

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// What one attempt received: the body, the HTTP response, and the request as it was sent
@@ -79,13 +80,15 @@ extension Response: CustomStringConvertible, CustomDebugStringConvertible, Custo
     /// hides replaced, the body's size and the request likewise redacted. No token or cookie appears.
     public var customMirror: Mirror {
         let redactor = Redactor()
-        return Mirror(self, children: [
-            "statusCode": statusCode,
-            "url": httpResponse.url.map(redactor.url) ?? "",
-            "headers": redactor.headerLines(responseHeaders),
-            "body": "\(data.count) bytes",
-            "request": RedactedRequest(request, redactor: redactor),
-        ], displayStyle: .struct)
+        return Mirror(
+            self,
+            children: [
+                "statusCode": statusCode,
+                "url": httpResponse.url.map(redactor.url) ?? "",
+                "headers": redactor.headerLines(responseHeaders),
+                "body": "\(data.count) bytes",
+                "request": RedactedRequest(request, redactor: redactor),
+            ], displayStyle: .struct)
     }
 
     private var responseHeaders: [String: String] {

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 // `dump()`, debuggers and `String(reflecting:)` walk a value's stored properties unless its type
@@ -42,12 +43,14 @@ extension RequestContext: CustomReflectable {
     /// Shows the endpoint's type, method and path and the retry count, not the endpoint's headers
     /// or body, nor the interceptors' notes.
     public var customMirror: Mirror {
-        Mirror(self, children: [
-            "endpoint": "\(type(of: endpoint))",
-            "method": endpoint.method.rawValue,
-            "path": endpoint.path,
-            "retryCount": retryCount,
-        ], displayStyle: .class)
+        Mirror(
+            self,
+            children: [
+                "endpoint": "\(type(of: endpoint))",
+                "method": endpoint.method.rawValue,
+                "path": endpoint.path,
+                "retryCount": retryCount,
+            ], displayStyle: .class)
     }
 }
 
@@ -55,9 +58,11 @@ extension NetworkProvider: CustomReflectable {
     /// Shows the interceptor (whose own mirror hides its credential) and the attempt cap, not the
     /// session, whose tasks hold the requests in flight with their headers.
     public var customMirror: Mirror {
-        Mirror(self, children: [
-            "interceptor": interceptor as Any,
-            "maximumAttempts": maximumAttempts,
-        ], displayStyle: .class)
+        Mirror(
+            self,
+            children: [
+                "interceptor": interceptor as Any,
+                "maximumAttempts": maximumAttempts,
+            ], displayStyle: .class)
     }
 }

@@ -15,14 +15,16 @@ enum SecretHeaderNames {
     /// Hides `name` in every redactor from now on.
     static func register(_ name: String) {
         let lowered = name.lowercased()
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         names.insert(lowered)
     }
 
     /// Whether `name` was registered, in any letter case.
     static func contains(_ name: String) -> Bool {
         let lowered = name.lowercased()
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return names.contains(lowered)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The provider's session delegate: on Linux only a session delegate (not a per-task one) is told
@@ -42,24 +43,28 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     /// Remembers the request `task` sends as the endpoint built it (before the interceptors adapted
     /// it). Which headers were added is worked out only if a redirect happens.
     func remember(builtRequest: URLRequest, for task: URLSessionTask) {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         states[task.taskIdentifier, default: TaskState()].built = builtRequest
     }
 
     /// Sends `task`'s callbacks to `transfer` (call before resuming it).
     func register(_ transfer: DelegateTransfer, for task: URLSessionTask) {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         states[task.taskIdentifier, default: TaskState()].transfer = transfer
     }
 
     private func transfer(of task: URLSessionTask) -> DelegateTransfer? {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return states[task.taskIdentifier]?.transfer
     }
 
     /// What the delegate learned about `task`, forgotten: call once, when the task completed.
     func finish(_ task: URLSessionTask) -> TaskState? {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return states.removeValue(forKey: task.taskIdentifier)
     }
 
@@ -82,10 +87,12 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
         let (adaptedHeaders, count) = countRedirect(of: task)
-        let decision = count > Self.maximumRedirects
+        let decision =
+            count > Self.maximumRedirects
             ? .fail(.httpTooManyRedirects)
-            : RedirectPolicy.decision(for: request, statusCode: response.statusCode,
-                                      from: task.currentRequest ?? task.originalRequest, adaptedHeaders: adaptedHeaders)
+            : RedirectPolicy.decision(
+                for: request, statusCode: response.statusCode,
+                from: task.currentRequest ?? task.originalRequest, adaptedHeaders: adaptedHeaders)
         if case .follow(let next) = decision {
             completionHandler(next)
             return
@@ -120,28 +127,28 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     }
 
     #if canImport(FoundationNetworking)
-    /// The challenges a server's 401 raises (the others keep default handling).
-    private static let httpAuthenticationMethods: Set<String> = [
-        NSURLAuthenticationMethodDefault, NSURLAuthenticationMethodHTTPBasic, NSURLAuthenticationMethodHTTPDigest,
-        NSURLAuthenticationMethodNTLM, NSURLAuthenticationMethodNegotiate,
-    ]
+        /// The challenges a server's 401 raises (the others keep default handling).
+        private static let httpAuthenticationMethods: Set<String> = [
+            NSURLAuthenticationMethodDefault, NSURLAuthenticationMethodHTTPBasic, NSURLAuthenticationMethodHTTPDigest,
+            NSURLAuthenticationMethodNTLM, NSURLAuthenticationMethodNegotiate,
+        ]
 
-    func urlSession(
-        _ session: URLSession,
-        task: URLSessionTask,
-        didReceive challenge: URLAuthenticationChallenge,
-        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
-    ) {
-        guard Self.httpAuthenticationMethods.contains(challenge.protectionSpace.authenticationMethod),
-              let response = challenge.failureResponse as? HTTPURLResponse
-        else {
-            completionHandler(.performDefaultHandling, nil)
-            return
+        func urlSession(
+            _ session: URLSession,
+            task: URLSessionTask,
+            didReceive challenge: URLAuthenticationChallenge,
+            completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+        ) {
+            guard Self.httpAuthenticationMethods.contains(challenge.protectionSpace.authenticationMethod),
+                let response = challenge.failureResponse as? HTTPURLResponse
+            else {
+                completionHandler(.performDefaultHandling, nil)
+                return
+            }
+            lock.lock()
+            states[task.taskIdentifier, default: TaskState()].challengedResponse = response
+            lock.unlock()
+            completionHandler(.cancelAuthenticationChallenge, nil)
         }
-        lock.lock()
-        states[task.taskIdentifier, default: TaskState()].challengedResponse = response
-        lock.unlock()
-        completionHandler(.cancelAuthenticationChallenge, nil)
-    }
     #endif
 }

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The `URLSessionTask` of one attempt, so that cancelling the calling task can cancel it, whichever
@@ -24,7 +25,8 @@ final class TaskHandle: WatchedAttempt, @unchecked Sendable {
 
     /// Why the task was stopped, if it was, read once when it completes.
     var stop: Stop? {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         if isCancelled { return .cancelled }
         if tooLarge { return .tooLarge }
         return expired ? .expired : nil

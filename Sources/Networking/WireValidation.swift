@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Checks, before a request is sent, the parts the app controls that would corrupt the HTTP message:
@@ -23,7 +24,8 @@ enum WireValidation {
     /// Throws when `method` is not an HTTP token.
     static func check(method: String) throws {
         guard isToken(method) else {
-            throw NetworkError.invalidRequest(field: "method", reason: "is not an HTTP token (RFC 9110): it is empty or has a space, separator or control character")
+            throw NetworkError.invalidRequest(
+                field: "method", reason: "is not an HTTP token (RFC 9110): it is empty or has a space, separator or control character")
         }
     }
 

@@ -1,9 +1,10 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Networking
 import NetworkingTestSupport
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// The token story: sign in, call an API, the token expires under a storm of 50 requests (one
 /// refresh), then the refresh token is revoked and the app is told once to sign in again; last, a
@@ -22,7 +23,9 @@ enum AuthDemo {
         try await auth.signIn(with: Credential(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken))
         print("signed in     credential stored; requests to \(Origin(api.baseURL)) now carry it")
         let me = try await provider.response(api.resource("/me"))
-        print("called        GET /v1/me → \(me.statusCode), sent with \(me.request.value(forHTTPHeaderField: "Authorization") != nil ? "an" : "no") Authorization header")
+        print(
+            "called        GET /v1/me → \(me.statusCode), sent with \(me.request.value(forHTTPHeaderField: "Authorization") != nil ? "an" : "no") Authorization header"
+        )
         print()
 
         print("== The access token expires; 50 requests fire at once")

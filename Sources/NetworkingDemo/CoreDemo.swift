@@ -1,9 +1,10 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Networking
 import NetworkingTestSupport
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// One request's life: built, adapted, a 503 retried, decoded.
 enum CoreDemo {
@@ -57,4 +58,3 @@ enum CoreDemo {
         print()
     }
 }
-

@@ -1,9 +1,10 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Networking
 import NetworkingTestSupport
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// A multipart upload, a download with a progress bar, and a streamed reply, all through the mock.
 enum TransferDemo {
@@ -46,10 +47,12 @@ enum TransferDemo {
         try Data(repeating: 0xFF, count: 300_000).write(to: photo)
         server.stub(.post, "/v1/me/avatar") { request in
             let parts = try request.multipartParts()
-            print("server   read " + parts.map { part in
-                let file = part.filename.map { " (\($0), \(part.contentType ?? "no type"))" } ?? ""
-                return "\(part.name)\(file): \(part.filename == nil ? "\"\(part.text)\"" : "\(part.data.count) bytes")"
-            }.joined(separator: ", "))
+            print(
+                "server   read "
+                    + parts.map { part in
+                        let file = part.filename.map { " (\($0), \(part.contentType ?? "no type"))" } ?? ""
+                        return "\(part.name)\(file): \(part.filename == nil ? "\"\(part.text)\"" : "\(part.data.count) bytes")"
+                    }.joined(separator: ", "))
             return .status(201)
         }
         let (uploadProgress, uploadReporter) = TransferProgress.makeStream()
@@ -72,8 +75,11 @@ enum TransferDemo {
 
         print("== A reply streamed as Server-Sent Events")
         let tokens = ["Hello", ", ", "I am", " streamed", " token", " by", " token", "."]
-        server.stub(.get, "/v1/chat", .chunked(tokens.map { "event: token\ndata: \($0)\n\n" } + ["event: done\ndata: {}\n\n"], interval: 0.05,
-                                               headers: ["Content-Type": "text/event-stream"]))
+        server.stub(
+            .get, "/v1/chat",
+            .chunked(
+                tokens.map { "event: token\ndata: \($0)\n\n" } + ["event: done\ndata: {}\n\n"], interval: 0.05,
+                headers: ["Content-Type": "text/event-stream"]))
         let stream = try await provider.stream(FilesAPI.chat(question: "Who are you?"))
         print("status   \(stream.response.statusCode), \(stream.response.value(forHTTPHeaderField: "Content-Type") ?? "")")
         print("reply    ", terminator: "")

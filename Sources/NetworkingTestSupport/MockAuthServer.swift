@@ -1,8 +1,9 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Networking
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// A mock token-authenticated API on a ``MockServer``, for testing and demonstrating
 /// ``AuthInterceptor`` wiring without a server.
@@ -224,8 +225,9 @@ public final class MockAuthServer: @unchecked Sendable {
         monitors: [any EventMonitor] = [],
         sleep: @escaping @Sendable (TimeInterval) async throws -> Void = NetworkProvider.taskSleep
     ) -> (provider: NetworkProvider, auth: AuthInterceptor) {
-        let auth = makeInterceptor(store: store ?? InMemoryCredentialStore(credential), refreshLeeway: refreshLeeway,
-                                   refreshWindow: refreshWindow, now: now)
+        let auth = makeInterceptor(
+            store: store ?? InMemoryCredentialStore(credential), refreshLeeway: refreshLeeway,
+            refreshWindow: refreshWindow, now: now)
         let interceptor = Interceptor(adapters: [auth], retriers: [auth] + retriers)
         let provider = mock.makeProvider(interceptor: interceptor, maximumAttempts: maximumAttempts, monitors: monitors, sleep: sleep)
         return (provider, auth)
@@ -250,8 +252,9 @@ public final class MockAuthServer: @unchecked Sendable {
             now: now
         ) { credential, network in
             let tokens = try await network.request(RefreshEndpoint(baseURL: baseURL, refreshToken: credential.refreshToken), as: Tokens.self)
-            return Credential(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken,
-                              expiresAt: tokens.expiresIn.map { now().addingTimeInterval($0) })
+            return Credential(
+                accessToken: tokens.accessToken, refreshToken: tokens.refreshToken,
+                expiresAt: tokens.expiresIn.map { now().addingTimeInterval($0) })
         }
     }
 
@@ -277,7 +280,8 @@ public final class MockAuthServer: @unchecked Sendable {
     /// Issues the next pair and revokes the previous one; call with `lock` held.
     private func issueTokens() -> Tokens {
         generation += 1
-        let accessToken = issuesJWTs
+        let accessToken =
+            issuesJWTs
             ? Self.jwt(subject: "access-\(generation)", expiresAt: Date().addingTimeInterval(tokenLifetime ?? 3_600))
             : "access-\(generation)"
         validAccessToken = accessToken
@@ -316,7 +320,8 @@ public final class MockAuthServer: @unchecked Sendable {
     }
 
     private func locked<T>(_ body: () -> T) -> T {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return body()
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Networking
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// A set of stubbed responses and the requests received, private to the providers it makes.
 ///
@@ -77,7 +78,8 @@ public final class MockServer: @unchecked Sendable {
     }
 
     private func add(_ stub: Stub) {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         stubs.append(stub)
     }
 
@@ -85,7 +87,8 @@ public final class MockServer: @unchecked Sendable {
 
     /// Every request received, in arrival order: the last ``recordingLimit`` of them.
     public var requests: [RecordedRequest] {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return Array(received[firstKept...])
     }
 
@@ -96,13 +99,15 @@ public final class MockServer: @unchecked Sendable {
 
     /// How many requests were received but are no longer in ``requests`` (beyond ``recordingLimit``).
     public var droppedRecordingCount: Int {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return dropped
     }
 
     /// Forgets the requests received so far and the interrupted count; the stubs stay.
     public func clearRecordings() {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         received.removeAll()
         firstKept = 0
         dropped = 0
@@ -112,7 +117,8 @@ public final class MockServer: @unchecked Sendable {
     /// How many requests were stopped (`stopLoading`) before their response was delivered,
     /// e.g. because the calling task was cancelled.
     public var interruptedCount: Int {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return interrupted
     }
 
@@ -171,7 +177,8 @@ public final class MockServer: @unchecked Sendable {
     // MARK: Called by MockURLProtocol
 
     func receive(_ request: RecordedRequest) -> Handler {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         received.append(request)
         if received.count - firstKept > recordingLimit {
             firstKept += 1
@@ -181,9 +188,10 @@ public final class MockServer: @unchecked Sendable {
                 firstKept = 0
             }
         }
-        let match = stubs.last { stub in
-            stub.method?.rawValue == request.method && stub.path == request.path
-        } ?? stubs.last { $0.method == nil }
+        let match =
+            stubs.last { stub in
+                stub.method?.rawValue == request.method && stub.path == request.path
+            } ?? stubs.last { $0.method == nil }
         return match?.handler ?? Self.notFound
     }
 
@@ -192,7 +200,8 @@ public final class MockServer: @unchecked Sendable {
     }
 
     func noteInterrupted() {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         interrupted += 1
     }
 }
@@ -207,7 +216,8 @@ private final class ResponseSequence: @unchecked Sendable {
     init(_ responses: [MockResponse]) { self.responses = responses }
 
     func next() -> MockResponse {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         let response = responses[min(index, responses.count - 1)]
         index += 1
         return response

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// A `URLProtocol` that answers requests from the ``MockServer`` named in their
@@ -21,18 +22,21 @@ public final class MockURLProtocol: URLProtocol {
     }
 
     static func register(_ server: MockServer) {
-        registryLock.lock(); defer { registryLock.unlock() }
+        registryLock.lock()
+        defer { registryLock.unlock() }
         servers[server.id] = WeakServer(server: server)
     }
 
     static func unregister(_ id: String) {
-        registryLock.lock(); defer { registryLock.unlock() }
+        registryLock.lock()
+        defer { registryLock.unlock() }
         servers[id] = nil
     }
 
     private static func server(for request: URLRequest) -> MockServer? {
         guard let id = request.value(forHTTPHeaderField: serverHeader) else { return nil }
-        registryLock.lock(); defer { registryLock.unlock() }
+        registryLock.lock()
+        defer { registryLock.unlock() }
         return servers[id]?.server
     }
 
@@ -156,7 +160,10 @@ private final class Load: @unchecked Sendable {
     private func report(_ body: @escaping @Sendable (any URLProtocolClient, MockURLProtocol) -> Void) {
         let call: @Sendable () -> Void = { [self] in
             lock.lock()
-            guard !finished, let owner else { lock.unlock(); return }
+            guard !finished, let owner else {
+                lock.unlock()
+                return
+            }
             lock.unlock()
             if let client = owner.client { body(client, owner) }
         }
@@ -171,7 +178,10 @@ private final class Load: @unchecked Sendable {
     private func finish(_ body: @escaping @Sendable (any URLProtocolClient, MockURLProtocol) -> Void) {
         let report: @Sendable () -> Void = { [self] in
             lock.lock()
-            guard !finished, let owner else { lock.unlock(); return }
+            guard !finished, let owner else {
+                lock.unlock()
+                return
+            }
             finished = true
             lock.unlock()
             if let client = owner.client { body(client, owner) }
@@ -196,47 +206,47 @@ struct ClientThread: @unchecked Sendable {
     // @unchecked: a DispatchQueue is thread-safe; a RunLoop is only used through `perform` and a wake-up,
     // which may be called from any thread.
     #if canImport(FoundationNetworking)
-    let queue: DispatchQueue
+        let queue: DispatchQueue
 
-    /// The calling thread's reporter, for `task` (call from `startLoading`).
-    static func current(for task: URLSessionTask?) -> ClientThread? {
-        guard let task else { return nil }
-        guard let queue = workQueue(of: task) else {
-            fatalError(
-                "MockURLProtocol: swift-corelibs-foundation's URLSessionTask has no `workQueue` any more, so the mock "
-                    + "cannot call URLSession back safely. This toolchain changed its internals: update "
-                    + "ClientThread.workQueue(of:) in NetworkingTestSupport."
-            )
-        }
-        return ClientThread(queue: queue)
-    }
-
-    func run(_ body: @escaping @Sendable () -> Void) {
-        queue.async(execute: body)
-    }
-
-    /// `task`'s private work queue, found by reflection; `nil` when this toolchain has none.
-    static func workQueue(of task: URLSessionTask) -> DispatchQueue? {
-        var mirror: Mirror? = Mirror(reflecting: task)
-        while let current = mirror {
-            if let queue = current.children.first(where: { $0.label == "workQueue" })?.value as? DispatchQueue {
-                return queue
+        /// The calling thread's reporter, for `task` (call from `startLoading`).
+        static func current(for task: URLSessionTask?) -> ClientThread? {
+            guard let task else { return nil }
+            guard let queue = workQueue(of: task) else {
+                fatalError(
+                    "MockURLProtocol: swift-corelibs-foundation's URLSessionTask has no `workQueue` any more, so the mock "
+                        + "cannot call URLSession back safely. This toolchain changed its internals: update "
+                        + "ClientThread.workQueue(of:) in NetworkingTestSupport."
+                )
             }
-            mirror = current.superclassMirror
+            return ClientThread(queue: queue)
         }
-        return nil
-    }
+
+        func run(_ body: @escaping @Sendable () -> Void) {
+            queue.async(execute: body)
+        }
+
+        /// `task`'s private work queue, found by reflection; `nil` when this toolchain has none.
+        static func workQueue(of task: URLSessionTask) -> DispatchQueue? {
+            var mirror: Mirror? = Mirror(reflecting: task)
+            while let current = mirror {
+                if let queue = current.children.first(where: { $0.label == "workQueue" })?.value as? DispatchQueue {
+                    return queue
+                }
+                mirror = current.superclassMirror
+            }
+            return nil
+        }
     #else
-    let runLoop: RunLoop
+        let runLoop: RunLoop
 
-    /// The calling thread's reporter (call from `startLoading`).
-    static func current(for task: URLSessionTask?) -> ClientThread? {
-        ClientThread(runLoop: RunLoop.current)
-    }
+        /// The calling thread's reporter (call from `startLoading`).
+        static func current(for task: URLSessionTask?) -> ClientThread? {
+            ClientThread(runLoop: RunLoop.current)
+        }
 
-    func run(_ body: @escaping @Sendable () -> Void) {
-        runLoop.perform(inModes: [.common], block: body)
-        CFRunLoopWakeUp(runLoop.getCFRunLoop())
-    }
+        func run(_ body: @escaping @Sendable () -> Void) {
+            runLoop.perform(inModes: [.common], block: body)
+            CFRunLoopWakeUp(runLoop.getCFRunLoop())
+        }
     #endif
 }

@@ -18,7 +18,8 @@ public final class RecordedDelays: @unchecked Sendable {
 
     /// Every delay asked for, in order.
     public var all: [TimeInterval] {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return recorded
     }
 
@@ -30,7 +31,8 @@ public final class RecordedDelays: @unchecked Sendable {
     }
 
     private func record(_ seconds: TimeInterval) {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         recorded.append(seconds)
     }
 }

@@ -34,7 +34,7 @@ extension RecordedRequest {
     /// - Throws: ``MultipartParseError`` when the content type has no boundary or the framing is broken.
     public func multipartParts() throws -> [RecordedPart] {
         guard let contentType = header("Content-Type"), contentType.lowercased().hasPrefix("multipart/form-data"),
-              let boundary = Self.parameter("boundary", in: contentType)
+            let boundary = Self.parameter("boundary", in: contentType)
         else { throw MultipartParseError(description: "the Content-Type names no multipart/form-data boundary") }
         let delimiter = Data("--\(boundary)".utf8)
         let crlf = Data("\r\n".utf8)
@@ -61,8 +61,10 @@ extension RecordedRequest {
             guard let name = Self.parameter("name", in: disposition) else {
                 throw MultipartParseError(description: "a part has no name")
             }
-            parts.append(RecordedPart(name: name, filename: Self.parameter("filename", in: disposition), contentType: headers["content-type"],
-                                      headers: headers, data: Data(body[headEnd.upperBound..<next.lowerBound])))
+            parts.append(
+                RecordedPart(
+                    name: name, filename: Self.parameter("filename", in: disposition), contentType: headers["content-type"],
+                    headers: headers, data: Data(body[headEnd.upperBound..<next.lowerBound])))
             cursor = next.upperBound
         }
     }

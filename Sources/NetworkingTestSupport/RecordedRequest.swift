@@ -1,8 +1,9 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Networking
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// A request as a ``MockServer`` received it: method, URL, headers and body.
 public struct RecordedRequest: Sendable {
@@ -87,11 +88,13 @@ extension RecordedRequest: CustomStringConvertible, CustomDebugStringConvertible
     /// themselves keep every value for assertions.
     public var customMirror: Mirror {
         let redactor = Redactor()
-        return Mirror(self, children: [
-            "method": method,
-            "url": redactor.url(url),
-            "headers": redactor.headerLines(headers),
-            "body": redactor.body(body, contentType: header("Content-Type"), limit: 256),
-        ], displayStyle: .struct)
+        return Mirror(
+            self,
+            children: [
+                "method": method,
+                "url": redactor.url(url),
+                "headers": redactor.headerLines(headers),
+                "body": redactor.body(body, contentType: header("Content-Type"), limit: 256),
+            ], displayStyle: .struct)
     }
 }

@@ -1,3 +1,5 @@
+// swift-format-ignore-file
+// (Twins of the snippets in Docs/ are kept identical to the pages, so the formatter leaves this file alone.)
 // Twins of the snippets in Docs/Authentication.md: keep each identical to the page.
 import Foundation
 #if canImport(FoundationNetworking)
@@ -71,10 +73,11 @@ func strictInterceptor() -> AuthInterceptor {
         baseURL: URL(string: "https://api.example.com/v1")!,
         refreshWindow: RefreshWindow(interval: .infinity, maximumCount: 1),   // one refresh per launch
         readsTokenExpiry: false,                                              // ignore a JWT's exp claim
-        isRejection: { error in (error as? ServerError)?.divisionCode == "E401" }
-    ) { credential, network in
-        try await network.request(AuthAPI.refresh(refreshToken: credential.refreshToken), as: TokenResponse.self).credential
-    }
+        isRejection: { error in (error as? ServerError)?.divisionCode == "E401" },
+        refresh: { credential, network in
+            try await network.request(AuthAPI.refresh(refreshToken: credential.refreshToken), as: TokenResponse.self).credential
+        }
+    )
     return strict
 }
 

@@ -1,10 +1,11 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Networking
 import NetworkingTestSupport
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 @Suite("AuthInterceptor", .timeLimit(.minutes(1)))
 struct AuthInterceptorTests {
@@ -58,12 +59,17 @@ struct AuthInterceptorTests {
         let (_, auth) = server.makeAuthenticatedProvider(credential: Credential(accessToken: "access-5", refreshToken: "refresh-5"))
         var request = URLRequest(url: URL(string: "https://api.example.com/v1/items/1")!)
         request.setValue("Bearer access-4", forHTTPHeaderField: "Authorization")
-        let response = Response(data: Data(), httpResponse: HTTPURLResponse(url: request.url!, statusCode: 401, httpVersion: nil, headerFields: nil)!, request: request)
+        let response = Response(
+            data: Data(), httpResponse: HTTPURLResponse(url: request.url!, statusCode: 401, httpVersion: nil, headerFields: nil)!, request: request)
         // WHEN it asks whether to retry
-        let result = await auth.retry(request, dueTo: NetworkError.invalidStatusCode(401), response: response,
-                                      context: RequestContext(endpoint: server.resource("/items/1")))
+        let result = await auth.retry(
+            request, dueTo: NetworkError.invalidStatusCode(401), response: response,
+            context: RequestContext(endpoint: server.resource("/items/1")))
         // THEN it retries at once and nothing was refreshed
-        guard case .retry = result else { Issue.record("expected retry, got \(result)"); return }
+        guard case .retry = result else {
+            Issue.record("expected retry, got \(result)")
+            return
+        }
         #expect(server.refreshCount == 0)
         #expect(server.mock.requests.isEmpty)
     }
@@ -79,7 +85,10 @@ struct AuthInterceptorTests {
         let errors = await withTaskGroup(of: (any Error)?.self) { group in
             for id in 0..<50 {
                 group.addTask {
-                    do { _ = try await provider.request(server.resource("/items/\(id)"), as: MockAuthServer.Resource.self); return nil } catch { return error }
+                    do {
+                        _ = try await provider.request(server.resource("/items/\(id)"), as: MockAuthServer.Resource.self)
+                        return nil
+                    } catch { return error }
                 }
             }
             return await group.reduce(into: [(any Error)?]()) { $0.append($1) }

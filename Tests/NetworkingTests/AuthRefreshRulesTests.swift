@@ -1,10 +1,12 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-@testable import Networking
 import NetworkingTestSupport
 import Testing
+
+@testable import Networking
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// How refreshes fail, are recognised, and are not spent for nothing.
 @Suite("AuthInterceptor refresh rules", .timeLimit(.minutes(1)))
@@ -21,8 +23,12 @@ struct AuthRefreshRulesTests {
         // whose refresh is held open until the other requests have started
         let api = MockAuthServer(accessTokenIsValid: true)
         api.setRefreshAnswer(.unavailable)
-        let arrived = Signal(), release = Signal()
-        api.onRefresh { arrived.fire(); await release.wait() }
+        let arrived = Signal()
+        let release = Signal()
+        api.onRefresh {
+            arrived.fire()
+            await release.wait()
+        }
         let clock = TestClock()
         var credential = MockAuthServer.initialCredential
         credential.expiresAt = clock.now + 30
@@ -95,11 +101,14 @@ struct AuthRefreshRulesTests {
         api.setRefreshAnswer(.unavailable)
         let refreshProvider = api.mock.makeProvider(errorMapper: { _ in AppError() })
         let baseURL = api.baseURL
-        let auth = AuthInterceptor(baseURL: baseURL, store: InMemoryCredentialStore(MockAuthServer.initialCredential),
-                                   isRejection: { $0 is AppError }) { credential, _ in
-            _ = try await refreshProvider.response(MockAuthServer.RefreshEndpoint(baseURL: baseURL, refreshToken: credential.refreshToken))
-            return credential
-        }
+        let auth = AuthInterceptor(
+            baseURL: baseURL, store: InMemoryCredentialStore(MockAuthServer.initialCredential),
+            isRejection: { $0 is AppError },
+            refresh: { credential, _ in
+                _ = try await refreshProvider.response(MockAuthServer.RefreshEndpoint(baseURL: baseURL, refreshToken: credential.refreshToken))
+                return credential
+            }
+        )
         // WHEN a request needs a refresh, THEN the session expired
         await #expect {
             try await api.mock.makeProvider(interceptor: auth).response(api.resource("/items/1"))

@@ -1,17 +1,20 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-@testable import Networking
 import NetworkingTestSupport
 import Testing
+
+@testable import Networking
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// Sessions that change while a refresh runs, short-lived tokens, and 401s that are not ours.
 @Suite("AuthInterceptor sessions", .timeLimit(.minutes(1)))
 struct AuthSessionTests {
     /// A server whose refresh is held open until the test releases it.
     func heldRefresh(_ api: MockAuthServer) -> (arrived: Signal, release: Signal) {
-        let arrived = Signal(), release = Signal()
+        let arrived = Signal()
+        let release = Signal()
         api.onRefresh {
             arrived.fire()
             await release.wait()
@@ -78,10 +81,14 @@ struct AuthSessionTests {
         var old = URLRequest(url: URL(string: "https://api.example.com/v1/b")!)
         old.setValue("Bearer access-0", forHTTPHeaderField: "Authorization")
         let http = HTTPURLResponse(url: old.url!, statusCode: 401, httpVersion: nil, headerFields: nil)!
-        let late = await auth.retry(old, dueTo: NetworkError.invalidStatusCode(401), response: Response(data: Data(), httpResponse: http, request: old),
-                                    context: RequestContext(endpoint: api.resource("/b")))
+        let late = await auth.retry(
+            old, dueTo: NetworkError.invalidStatusCode(401), response: Response(data: Data(), httpResponse: http, request: old),
+            context: RequestContext(endpoint: api.resource("/b")))
         // THEN both say the session expired (not "no credential")
-        guard case .doNotRetryWithError(NetworkError.sessionExpired) = late else { Issue.record("got \(late)"); return }
+        guard case .doNotRetryWithError(NetworkError.sessionExpired) = late else {
+            Issue.record("got \(late)")
+            return
+        }
         await #expect {
             try await provider.response(api.resource("/c"))
         } throws: { error in
@@ -135,10 +142,14 @@ struct AuthSessionTests {
         request.setValue("Bearer access-0", forHTTPHeaderField: "Authorization")
         let http = HTTPURLResponse(url: URL(string: "https://storage.example.net/bucket/1")!, statusCode: 401, httpVersion: nil, headerFields: nil)!
         // WHEN the interceptor is asked to retry
-        let result = await auth.retry(request, dueTo: NetworkError.invalidStatusCode(401), response: Response(data: Data(), httpResponse: http, request: request),
-                                      context: RequestContext(endpoint: api.resource("/files/1")))
+        let result = await auth.retry(
+            request, dueTo: NetworkError.invalidStatusCode(401), response: Response(data: Data(), httpResponse: http, request: request),
+            context: RequestContext(endpoint: api.resource("/files/1")))
         // THEN it does not, and nothing was refreshed
-        guard case .doNotRetry = result else { Issue.record("got \(result)"); return }
+        guard case .doNotRetry = result else {
+            Issue.record("got \(result)")
+            return
+        }
         #expect(api.refreshCount == 0)
     }
 

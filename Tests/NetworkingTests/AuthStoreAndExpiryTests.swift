@@ -1,10 +1,12 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-@testable import Networking
 import NetworkingTestSupport
 import Testing
+
+@testable import Networking
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// A store whose `save` waits until the test lets it finish, while `delete` is immediate: the timing
 /// that lets a late refresh undo a sign-out when writes are not ordered.
@@ -30,8 +32,16 @@ final class ProviderBox: @unchecked Sendable {
     private let lock = NSLock()
     private var stored: NetworkProvider?
     var provider: NetworkProvider? {
-        get { lock.lock(); defer { lock.unlock() }; return stored }
-        set { lock.lock(); defer { lock.unlock() }; stored = newValue }
+        get {
+            lock.lock()
+            defer { lock.unlock() }
+            return stored
+        }
+        set {
+            lock.lock()
+            defer { lock.unlock() }
+            stored = newValue
+        }
     }
 }
 
@@ -65,8 +75,9 @@ struct AuthStoreAndExpiryTests {
         let baseURL = api.baseURL
         let auth = AuthInterceptor(baseURL: baseURL, store: InMemoryCredentialStore(MockAuthServer.initialCredential)) { credential, _ in
             guard let provider = box.provider else { throw NetworkError.cancelled }
-            let tokens = try await provider.request(MockAuthServer.RefreshEndpoint(baseURL: baseURL, refreshToken: credential.refreshToken),
-                                                    as: MockAuthServer.Tokens.self)
+            let tokens = try await provider.request(
+                MockAuthServer.RefreshEndpoint(baseURL: baseURL, refreshToken: credential.refreshToken),
+                as: MockAuthServer.Tokens.self)
             return Credential(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken)
         }
         let provider = api.mock.makeProvider(interceptor: auth)
@@ -85,13 +96,15 @@ struct AuthStoreAndExpiryTests {
         let spawned = Recorder<Task<MockAuthServer.Resource, any Error>>()
         let baseURL = api.baseURL
         let auth = AuthInterceptor(baseURL: baseURL, store: InMemoryCredentialStore(MockAuthServer.initialCredential)) { credential, network in
-            spawned.append(Task {
-                await refreshDone.wait()
-                guard let provider = box.provider else { throw NetworkError.cancelled }
-                return try await provider.request(api.resource("/later"), as: MockAuthServer.Resource.self)
-            })
-            let tokens = try await network.request(MockAuthServer.RefreshEndpoint(baseURL: baseURL, refreshToken: credential.refreshToken),
-                                                   as: MockAuthServer.Tokens.self)
+            spawned.append(
+                Task {
+                    await refreshDone.wait()
+                    guard let provider = box.provider else { throw NetworkError.cancelled }
+                    return try await provider.request(api.resource("/later"), as: MockAuthServer.Resource.self)
+                })
+            let tokens = try await network.request(
+                MockAuthServer.RefreshEndpoint(baseURL: baseURL, refreshToken: credential.refreshToken),
+                as: MockAuthServer.Tokens.self)
             return Credential(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken)
         }
         let provider = api.mock.makeProvider(interceptor: auth)
@@ -149,10 +162,12 @@ struct AuthStoreAndExpiryTests {
         // THEN the claim is read with or without padding, and anything else is "unknown"
         #expect(JWTExpiry.date(in: jwt) == exp)
         #expect(JWTExpiry.date(in: padded) == exp)
-        for notJWT in ["", "opaque-token", "a.b", "a.b.c.d.e", "x.!!!.y", parts[0] + "." + parts[0] + ".s",
-                       "h." + Data(#"{"exp":"soon"}"#.utf8).base64EncodedString() + ".s",
-                       "h." + Data(#"{"exp":1e400}"#.utf8).base64EncodedString() + ".s",
-                       "h." + String(repeating: "A", count: 20_000) + ".s"] {
+        for notJWT in [
+            "", "opaque-token", "a.b", "a.b.c.d.e", "x.!!!.y", parts[0] + "." + parts[0] + ".s",
+            "h." + Data(#"{"exp":"soon"}"#.utf8).base64EncodedString() + ".s",
+            "h." + Data(#"{"exp":1e400}"#.utf8).base64EncodedString() + ".s",
+            "h." + String(repeating: "A", count: 20_000) + ".s",
+        ] {
             #expect(JWTExpiry.date(in: notJWT) == nil)
         }
     }
@@ -177,8 +192,10 @@ struct AuthStoreAndExpiryTests {
         // against a server with strict refresh-token rotation
         let api = MockAuthServer()
         let store = InMemoryCredentialStore(MockAuthServer.initialCredential)
-        let app = api.makeInterceptor(store: store), appExtension = api.makeInterceptor(store: store)
-        let appProvider = api.mock.makeProvider(interceptor: app), extensionProvider = api.mock.makeProvider(interceptor: appExtension)
+        let app = api.makeInterceptor(store: store)
+        let appExtension = api.makeInterceptor(store: store)
+        let appProvider = api.mock.makeProvider(interceptor: app)
+        let extensionProvider = api.mock.makeProvider(interceptor: appExtension)
         #expect(try await appExtension.currentCredential() == MockAuthServer.initialCredential)
         // WHEN the app refreshes first, then the extension's refresh with the same refresh token is rejected
         #expect(try await appProvider.request(api.resource("/a"), as: MockAuthServer.Resource.self).token == "access-1")
@@ -198,7 +215,8 @@ struct AuthStoreAndExpiryTests {
         let store = InMemoryCredentialStore(MockAuthServer.initialCredential)
         let app = api.makeInterceptor(store: store, now: { clock.now })
         let appExtension = api.makeInterceptor(store: store, now: { clock.now })
-        let appProvider = api.mock.makeProvider(interceptor: app), extensionProvider = api.mock.makeProvider(interceptor: appExtension)
+        let appProvider = api.mock.makeProvider(interceptor: app)
+        let extensionProvider = api.mock.makeProvider(interceptor: appExtension)
         _ = try await appProvider.response(api.resource("/a"))
         api.expireAccessTokens()
         _ = try await extensionProvider.response(api.resource("/b"))
@@ -216,8 +234,9 @@ struct AuthStoreAndExpiryTests {
         let baseURL = api.baseURL
         let auth = AuthInterceptor(baseURL: baseURL, store: InMemoryCredentialStore(MockAuthServer.initialCredential)) { credential, _ in
             guard let provider = box.provider else { throw NetworkError.cancelled }
-            async let tokens = provider.request(MockAuthServer.RefreshEndpoint(baseURL: baseURL, refreshToken: credential.refreshToken),
-                                                as: MockAuthServer.Tokens.self)
+            async let tokens = provider.request(
+                MockAuthServer.RefreshEndpoint(baseURL: baseURL, refreshToken: credential.refreshToken),
+                as: MockAuthServer.Tokens.self)
             let fresh = try await tokens
             return Credential(accessToken: fresh.accessToken, refreshToken: fresh.refreshToken)
         }
@@ -239,10 +258,14 @@ struct AuthStoreAndExpiryTests {
         let baseURL = api.baseURL
         let flagsDone = Signal()
         let auth = AuthInterceptor(baseURL: baseURL, store: store) { credential, network in
-            Task { _ = try? await publicProvider.response(api.resource("/flags")); flagsDone.fire() }
+            Task {
+                _ = try? await publicProvider.response(api.resource("/flags"))
+                flagsDone.fire()
+            }
             await flagsDone.wait()
-            let tokens = try await network.request(MockAuthServer.RefreshEndpoint(baseURL: baseURL, refreshToken: credential.refreshToken),
-                                                   as: MockAuthServer.Tokens.self)
+            let tokens = try await network.request(
+                MockAuthServer.RefreshEndpoint(baseURL: baseURL, refreshToken: credential.refreshToken),
+                as: MockAuthServer.Tokens.self)
             return Credential(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken)
         }
         // WHEN a request needs the refresh
@@ -263,7 +286,10 @@ struct AuthStoreAndExpiryTests {
             init(_ credential: Credential?) { self.credential = credential }
             func load() -> Credential? { credential }
             func save(_ credential: Credential) throws {
-                if failNext { failNext = false; throw URLError(.cannotCreateFile) }
+                if failNext {
+                    failNext = false
+                    throw URLError(.cannotCreateFile)
+                }
                 self.credential = credential
             }
             func delete() { credential = nil }
@@ -283,7 +309,10 @@ struct AuthStoreAndExpiryTests {
         // GIVEN a refresh that does not answer until the end of the test, and a request waiting on it
         let api = MockAuthServer()
         let (arrived, release) = (Signal(), Signal())
-        api.onRefresh { arrived.fire(); await release.wait() }
+        api.onRefresh {
+            arrived.fire()
+            await release.wait()
+        }
         let (provider, auth) = api.makeAuthenticatedProvider()
         defer { release.fire() }
         let call = Task { try await provider.request(api.resource("/me"), as: MockAuthServer.Resource.self) }
@@ -296,8 +325,10 @@ struct AuthStoreAndExpiryTests {
     }
 
     @Test func dumpingTheInterceptorShowsNoCredential() async throws {
-        let auth = AuthInterceptor(baseURL: URL(string: "https://api.example.com")!,
-                                   store: InMemoryCredentialStore(Credential(accessToken: "secret-a", refreshToken: "secret-r"))) { credential, _ in credential }
+        let auth = AuthInterceptor(
+            baseURL: URL(string: "https://api.example.com")!,
+            store: InMemoryCredentialStore(Credential(accessToken: "secret-a", refreshToken: "secret-r"))
+        ) { credential, _ in credential }
         _ = try await auth.currentCredential()
         var text = ""
         dump(auth, to: &text)

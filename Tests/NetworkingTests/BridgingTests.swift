@@ -1,10 +1,12 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-@testable import Networking
 import NetworkingTestSupport
 import Testing
+
+@testable import Networking
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// The rules the Combine publishers rely on (Combine itself is not on Linux): `StartedCall`.
 @Suite("Bridging to callbacks")
@@ -17,10 +19,12 @@ struct BridgingTests {
         let results = Recorder<Int>()
         let done = Signal()
         // WHEN it is started from callback code
-        let call = StartedCall.start({ try await provider.response(TestEndpoint()).statusCode }) { result in
-            if case .success(let status) = result { results.append(status) }
-            done.fire()
-        }
+        let call = StartedCall.start(
+            { try await provider.response(TestEndpoint()).statusCode },
+            completion: { result in
+                if case .success(let status) = result { results.append(status) }
+                done.fire()
+            })
         await done.wait()
         call.cancel()   // after the result: changes nothing
         // THEN its result came once
@@ -35,12 +39,17 @@ struct BridgingTests {
         let provider = server.makeProvider()
         let reported = Recorder<String>()
         let received = Signal()
-        server.stub(.get, "/v1/started") { _ in received.fire(); return .status(204) }
+        server.stub(.get, "/v1/started") { _ in
+            received.fire()
+            return .status(204)
+        }
         // WHEN it is cancelled while the request is in flight
-        let call = StartedCall.start({ () async throws -> Int in
-            _ = try await provider.response(TestEndpoint(path: "/started"))
-            return try await provider.response(TestEndpoint()).statusCode
-        }) { result in reported.append("\(result)") }
+        let call = StartedCall.start(
+            { () async throws -> Int in
+                _ = try await provider.response(TestEndpoint(path: "/started"))
+                return try await provider.response(TestEndpoint()).statusCode
+            },
+            completion: { result in reported.append("\(result)") })
         await received.wait()
         try await waitUntil { server.requests.count == 2 }
         call.cancel()

@@ -1,10 +1,11 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Networking
 import NetworkingTestSupport
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// Records the names of the events a monitor receives, in order.
 private final class EventLog: EventMonitor, @unchecked Sendable {
@@ -12,12 +13,14 @@ private final class EventLog: EventMonitor, @unchecked Sendable {
     private var names: [String] = []
 
     var all: [String] {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return names
     }
 
     private func add(_ name: String) {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         names.append(name)
     }
 
@@ -42,11 +45,13 @@ struct DeveloperExperienceTests {
         let delays = RecordedDelays()
         let provider = server.makeProvider(sleep: delays.sleep)
         // WHEN one call gets a plain adapter, and another a plain retrier
-        let traced = try await provider.response(TestEndpoint(path: "/users/2"), adapter: ClosureAdapter { request, _ in
-            var request = request
-            request.setValue("trace-1", forHTTPHeaderField: "X-Trace-ID")
-            return request
-        })
+        let traced = try await provider.response(
+            TestEndpoint(path: "/users/2"),
+            adapter: ClosureAdapter { request, _ in
+                var request = request
+                request.setValue("trace-1", forHTTPHeaderField: "X-Trace-ID")
+                return request
+            })
         let retried = try await provider.response(TestEndpoint(), retrier: RetryPolicy())
         // THEN the adapter ran for its call, and the retrier retried the 503
         #expect(traced.statusCode == 200)
@@ -78,12 +83,13 @@ struct DeveloperExperienceTests {
         _ = try await provider.response(TestEndpoint())
         await provider.waitForMonitors()
         // THEN every event has been delivered, in order
-        #expect(log.all == [
-            "build",
-            "adapt", "start", "response 503", "invalid", "retry",
-            "adapt", "start", "response 200",
-            "finish 2",
-        ])
+        #expect(
+            log.all == [
+                "build",
+                "adapt", "start", "response 503", "invalid", "retry",
+                "adapt", "start", "response 200",
+                "finish 2",
+            ])
     }
 
     @Test func networkErrorsCompareInOneLine() async throws {
@@ -98,8 +104,9 @@ struct DeveloperExperienceTests {
         // payloads count: another status, another URL error code, another carried error are different
         #expect(NetworkError.invalidStatusCode(404) != .invalidStatusCode(500))
         #expect(NetworkError.transportFailed(URLError(.timedOut)) != .transportFailed(URLError(.cannotFindHost)))
-        #expect(NetworkError.tooManyAttempts(3, lastError: NetworkError.invalidStatusCode(503))
-            == .tooManyAttempts(3, lastError: NetworkError.invalidStatusCode(503)))
+        #expect(
+            NetworkError.tooManyAttempts(3, lastError: NetworkError.invalidStatusCode(503))
+                == .tooManyAttempts(3, lastError: NetworkError.invalidStatusCode(503)))
         #expect(NetworkError.refreshFailed(URLError(.timedOut)) != .refreshFailed(CocoaError(.fileNoSuchFile)))
         #expect(NetworkError.cancelled != .sessionExpired)
     }

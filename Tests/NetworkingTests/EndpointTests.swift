@@ -1,18 +1,21 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Networking
 import Testing
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 @Suite("Endpoint → URLRequest")
 struct EndpointTests {
-    @Test("path joining neither doubles nor drops slashes", arguments: [
-        ("https://api.x.com/v1/", "/users/1"),
-        ("https://api.x.com/v1/", "users/1"),
-        ("https://api.x.com/v1", "/users/1"),
-        ("https://api.x.com/v1", "users/1"),
-    ])
+    @Test(
+        "path joining neither doubles nor drops slashes",
+        arguments: [
+            ("https://api.x.com/v1/", "/users/1"),
+            ("https://api.x.com/v1/", "users/1"),
+            ("https://api.x.com/v1", "/users/1"),
+            ("https://api.x.com/v1", "users/1"),
+        ])
     func joining(base: String, path: String) throws {
         let endpoint = TestEndpoint(baseURL: URL(string: base)!, path: path)
         #expect(try endpoint.url().absoluteString == "https://api.x.com/v1/users/1")
@@ -35,9 +38,11 @@ struct EndpointTests {
         #expect(url.path == "/v1/users/홍길동/a b")
     }
 
-    @Test("query values are percent-encoded and decode back to what was given", arguments: [
-        "a+b", "a&b=c", "x/y?z", "hello world", "🙂👍", "안녕하세요", "100%", "#frag",
-    ])
+    @Test(
+        "query values are percent-encoded and decode back to what was given",
+        arguments: [
+            "a+b", "a&b=c", "x/y?z", "hello world", "🙂👍", "안녕하세요", "100%", "#frag",
+        ])
     func queryEncoding(value: String) throws {
         // GIVEN a query value with characters that mean something in a URL
         let endpoint = TestEndpoint(queryItems: [URLQueryItem(name: "q", value: value), URLQueryItem(name: "n", value: "1")])
@@ -56,8 +61,9 @@ struct EndpointTests {
     }
 
     @Test func queryIsAppendedToBaseQuery() throws {
-        let endpoint = TestEndpoint(baseURL: URL(string: "https://api.x.com/v1?lang=ko")!, path: "/items",
-                                    queryItems: [URLQueryItem(name: "page", value: "2"), URLQueryItem(name: "flag", value: nil)])
+        let endpoint = TestEndpoint(
+            baseURL: URL(string: "https://api.x.com/v1?lang=ko")!, path: "/items",
+            queryItems: [URLQueryItem(name: "page", value: "2"), URLQueryItem(name: "flag", value: nil)])
         #expect(try endpoint.url().absoluteString == "https://api.x.com/v1/items?lang=ko&page=2&flag")
     }
 

@@ -1,9 +1,11 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-@testable import Networking
 import Testing
+
+@testable import Networking
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 @Suite("Interceptor composition")
 struct InterceptorTests {
@@ -78,8 +80,9 @@ struct InterceptorTests {
         )
         #expect(try await interceptor.adapt(request, for: context).value(forHTTPHeaderField: "X-Adapted") == "yes")
         let http = HTTPURLResponse(url: request.url!, statusCode: 503, httpVersion: nil, headerFields: nil)!
-        let result = await interceptor.retry(request, dueTo: NetworkError.invalidStatusCode(503),
-                                             response: Response(data: Data(), httpResponse: http, request: request), context: context)
+        let result = await interceptor.retry(
+            request, dueTo: NetworkError.invalidStatusCode(503),
+            response: Response(data: Data(), httpResponse: http, request: request), context: context)
         guard case .retry = result else {
             Issue.record("expected retry")
             return
@@ -106,11 +109,13 @@ struct RedirectTests {
         return RedirectPolicy.request(next, redirectedFrom: original)
     }
 
-    @Test("a redirect that leaves the origin drops credentials and every other unsafe header", arguments: [
-        "https://evil.example.org/x",          // other host
-        "https://api.example.com:8443/x",      // other port
-        "http://api.example.com/x",            // other scheme
-    ])
+    @Test(
+        "a redirect that leaves the origin drops credentials and every other unsafe header",
+        arguments: [
+            "https://evil.example.org/x",   // other host
+            "https://api.example.com:8443/x",   // other port
+            "http://api.example.com/x",   // other scheme
+        ])
     func crossOrigin(to: String) {
         let followed = redirect(from: "https://api.example.com/a", to: to)
         #expect(followed.value(forHTTPHeaderField: "Authorization") == nil)
@@ -119,10 +124,12 @@ struct RedirectTests {
         #expect(followed.value(forHTTPHeaderField: "X-Other") == nil)
     }
 
-    @Test("a same-origin redirect keeps credentials", arguments: [
-        "https://api.example.com/b",
-        "https://API.example.com:443/b",
-    ])
+    @Test(
+        "a same-origin redirect keeps credentials",
+        arguments: [
+            "https://api.example.com/b",
+            "https://API.example.com:443/b",
+        ])
     func sameOrigin(to: String) {
         let followed = redirect(from: "https://api.example.com/a", to: to)
         #expect(followed.value(forHTTPHeaderField: "Authorization") == "Bearer secret")

@@ -1,10 +1,12 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Networking
-@testable import NetworkingTestSupport
 import Testing
+
+@testable import NetworkingTestSupport
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// The test kit itself: bounded recordings, and the mock's way back into URLSession.
 @Suite("MockServer")
@@ -27,11 +29,11 @@ struct MockServerTests {
     }
 
     #if canImport(FoundationNetworking)
-    @Test func theMockFindsTheTasksWorkQueueOnThisToolchain() {
-        // The mock must call URLSession back on the task's private work queue (see ClientThread); if a
-        // toolchain renames it, this fails here instead of the mock crashing tests at random.
-        let task = URLSession(configuration: .ephemeral).dataTask(with: URL(string: "http://127.0.0.1:9/")!)
-        #expect(ClientThread.workQueue(of: task) != nil)
-    }
+        @Test func theMockFindsTheTasksWorkQueueOnThisToolchain() {
+            // The mock must call URLSession back on the task's private work queue (see ClientThread); if a
+            // toolchain renames it, this fails here instead of the mock crashing tests at random.
+            let task = URLSession(configuration: .ephemeral).dataTask(with: URL(string: "http://127.0.0.1:9/")!)
+            #expect(ClientThread.workQueue(of: task) != nil)
+        }
     #endif
 }

@@ -1,3 +1,5 @@
+// swift-format-ignore-file
+// (Twins of the snippets in Docs/ are kept identical to the pages, so the formatter leaves this file alone.)
 // Twins of the snippets in Docs/Retries.md and Docs/Observability.md: keep each identical to its page.
 import Foundation
 #if canImport(FoundationNetworking)

@@ -1,10 +1,11 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Networking
 import NetworkingTestSupport
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// Writes every event as a line, and fires `finished` when a call ends.
 struct RecordingMonitor: EventMonitor {
@@ -45,12 +46,13 @@ struct ObservabilityTests {
         _ = try await provider.request(TestEndpoint(), as: User.self)
         await monitor.finished.wait()
         // THEN the monitor saw each step once, in order
-        #expect(monitor.log.all == [
-            "built",
-            "adapted", "started", "response 503 0B", "invalid 503", "retry 1: retryWithDelay(0.5)",
-            "adapted", "started", "response 200 21B",
-            "finished 200 after 2",
-        ])
+        #expect(
+            monitor.log.all == [
+                "built",
+                "adapted", "started", "response 503 0B", "invalid 503", "retry 1: retryWithDelay(0.5)",
+                "adapted", "started", "response 200 21B",
+                "finished 200 after 2",
+            ])
     }
 
     @Test func tokenRefreshIsReportedToTheCallThatStartedIt() async throws {
@@ -59,7 +61,10 @@ struct ObservabilityTests {
         let (provider, _) = api.makeAuthenticatedProvider(monitors: [monitor])
         _ = try await provider.response(api.resource("/me"))
         // the refresh call itself also finishes: wait until the outer call has
-        while !monitor.log.all.contains(where: { $0.hasPrefix("finished 200 after 2") }) { await monitor.finished.wait(); await Task.yield() }
+        while !monitor.log.all.contains(where: { $0.hasPrefix("finished 200 after 2") }) {
+            await monitor.finished.wait()
+            await Task.yield()
+        }
         let log = monitor.log.all
         let started = try #require(log.firstIndex(of: "refresh started"))
         let succeeded = try #require(log.firstIndex(of: "refresh succeeded"))
@@ -89,7 +94,11 @@ struct ObservabilityTests {
         server.stub(.get, "/v1/users/1", .status(503), .json(User(id: 1, name: "Kim")))
         let lines = Recorder<String>()
         let done = Signal()
-        let logger = NetworkLogger(sink: LogSink { lines.append($0); done.fire() })
+        let logger = NetworkLogger(
+            sink: LogSink {
+                lines.append($0)
+                done.fire()
+            })
         let provider = server.makeProvider(interceptor: RetryPolicy(random: { 0 }), monitors: [logger], sleep: RecordedDelays().sleep)
         _ = try await provider.request(TestEndpoint(queryItems: [URLQueryItem(name: "token", value: "q-secret")]), as: User.self)
         await done.wait()
@@ -104,18 +113,29 @@ struct ObservabilityTests {
         // GIVEN a request and a response full of secrets
         let secrets = (1...9).map { "SECRET-\($0)-x" }
         let server = MockServer()
-        server.stub(.post, "/v1/auth/sign-in", MockResponse(
-            statusCode: 200,
-            headers: ["Set-Cookie": "session=\(secrets[0])", "Content-Type": "application/json"],
-            body: Data(#"{"accessToken":"\#(secrets[1])","user":{"refresh_token":"\#(secrets[2])","name":"Kim"}}"#.utf8)
-        ))
+        server.stub(
+            .post, "/v1/auth/sign-in",
+            MockResponse(
+                statusCode: 200,
+                headers: ["Set-Cookie": "session=\(secrets[0])", "Content-Type": "application/json"],
+                body: Data(#"{"accessToken":"\#(secrets[1])","user":{"refresh_token":"\#(secrets[2])","name":"Kim"}}"#.utf8)
+            ))
         var redactor = Redactor()
         redactor.headerNames.insert("X-Api-Key")
         let lines = Recorder<String>()
         let done = Signal()
-        let logger = NetworkLogger(verbosity: .verbose, redactor: redactor, sink: LogSink { lines.append($0); if lines.count == 3 { done.fire() } })
+        let logger = NetworkLogger(
+            verbosity: .verbose, redactor: redactor,
+            sink: LogSink {
+                lines.append($0)
+                if lines.count == 3 { done.fire() }
+            })
         let provider = server.makeProvider(monitors: [logger])
-        struct SignIn: Encodable, Sendable { let email: String; let password: String; let device: [String: String] }
+        struct SignIn: Encodable, Sendable {
+            let email: String
+            let password: String
+            let device: [String: String]
+        }
         let endpoint = TestEndpoint(
             path: "/auth/sign-in", method: .post,
             headers: ["Authorization": "Bearer \(secrets[3])", "Cookie": "id=\(secrets[4])", "X-Api-Key": secrets[5], "X-Trace": "visible-trace"],

@@ -1,10 +1,11 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Networking
 import NetworkingTestSupport
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 @Suite("NetworkProvider pipeline")
 struct ProviderTests {
@@ -115,7 +116,8 @@ struct ProviderTests {
             try await provider.response(endpoint)
         } throws: { error in
             guard case NetworkError.tooManyAttempts(4, let last) = error,
-                  case NetworkError.invalidStatusCode(500) = last else { return false }
+                case NetworkError.invalidStatusCode(500) = last
+            else { return false }
             return true
         }
         #expect(server.requests.count == 4)
@@ -134,9 +136,13 @@ struct ProviderTests {
     @Test func retryWithDelayWaitsAtLeastTheDelay() async throws {
         let server = MockServer()
         server.stub(.get, "/v1/users/1", .status(503), .json(User(id: 1, name: "Kim")))
-        let retrier = Interceptor(adapters: [], retriers: [ClosureRetrier { _, _, _, context in
-            context.retryCount == 0 ? .retryWithDelay(0.3) : .doNotRetry
-        }])
+        let retrier = Interceptor(
+            adapters: [],
+            retriers: [
+                ClosureRetrier { _, _, _, context in
+                    context.retryCount == 0 ? .retryWithDelay(0.3) : .doNotRetry
+                }
+            ])
         let start = Date()
         _ = try await server.makeProvider(interceptor: retrier).request(endpoint, as: User.self)
         // A sleep never ends early, so the lower bound is exact; no upper bound is asserted.
@@ -188,10 +194,13 @@ struct ProviderTests {
     @Test func errorMapperTurnsTheEnvelopeIntoADomainErrorCarryingTokens() async {
         // GIVEN a backend that reports "sign-up not completed" in a 400 body with tokens
         let server = MockServer()
-        server.stub(.post, "/v1/auth/sign-in", .json(raw: """
-            {"status":400,"divisionCode":"E009","message":"Not Completed SignUp Exception",\
-            "data":{"jwtToken":{"accessToken":"a","refreshToken":"r"}}}
-            """, statusCode: 400))
+        server.stub(
+            .post, "/v1/auth/sign-in",
+            .json(
+                raw: """
+                    {"status":400,"divisionCode":"E009","message":"Not Completed SignUp Exception",\
+                    "data":{"jwtToken":{"accessToken":"a","refreshToken":"r"}}}
+                    """, statusCode: 400))
         let provider = server.makeProvider(errorMapper: ServerError.mapper)
         // WHEN signing in
         // THEN the caller gets the domain error, tokens included (ServerError: Docs/Authentication.md)
@@ -245,10 +254,14 @@ struct ProviderTests {
         let server = MockServer()
         let failed = Signal()
         server.stub(.get, "/v1/users/1") { _ in .status(503) }
-        let retrier = Interceptor(adapters: [], retriers: [ClosureRetrier { _, _, _, _ in
-            failed.fire()
-            return .retryWithDelay(60)
-        }])
+        let retrier = Interceptor(
+            adapters: [],
+            retriers: [
+                ClosureRetrier { _, _, _, _ in
+                    failed.fire()
+                    return .retryWithDelay(60)
+                }
+            ])
         let provider = server.makeProvider(interceptor: retrier)
         let call = Task { try await provider.response(endpoint) }
         await failed.wait()
@@ -285,7 +298,8 @@ struct ProviderTests {
     }
 
     @Test func mockServersAreIsolatedFromEachOther() async throws {
-        let first = MockServer(), second = MockServer()
+        let first = MockServer()
+        let second = MockServer()
         first.stub(.get, "/v1/users/1", .json(User(id: 1, name: "first")))
         second.stub(.get, "/v1/users/1", .json(User(id: 1, name: "second")))
         async let a = first.makeProvider().request(endpoint, as: User.self)

@@ -1,10 +1,11 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Networking
 import NetworkingTestSupport
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 @Suite("RetryPolicy")
 struct RetryPolicyTests {
@@ -12,15 +13,19 @@ struct RetryPolicyTests {
 
     func response(_ status: Int, headers: [String: String] = [:], for request: URLRequest? = nil) -> Response {
         let request = request ?? self.request
-        return Response(data: Data(), httpResponse: HTTPURLResponse(url: request.url!, statusCode: status, httpVersion: nil, headerFields: headers)!, request: request)
+        return Response(
+            data: Data(), httpResponse: HTTPURLResponse(url: request.url!, statusCode: status, httpVersion: nil, headerFields: headers)!, request: request)
     }
 
-    func decide(_ policy: RetryPolicy, status: Int? = nil, error: any Error = NetworkError.invalidStatusCode(503),
-                method: HTTPMethod = .get, headers: [String: String] = [:], context: RequestContext? = nil) async -> RetryResult {
+    func decide(
+        _ policy: RetryPolicy, status: Int? = nil, error: any Error = NetworkError.invalidStatusCode(503),
+        method: HTTPMethod = .get, headers: [String: String] = [:], context: RequestContext? = nil
+    ) async -> RetryResult {
         var request = self.request
         request.httpMethod = method.rawValue
-        return await policy.retry(request, dueTo: error, response: status.map { response($0, headers: headers, for: request) },
-                                  context: context ?? RequestContext(endpoint: TestEndpoint()))
+        return await policy.retry(
+            request, dueTo: error, response: status.map { response($0, headers: headers, for: request) },
+            context: context ?? RequestContext(endpoint: TestEndpoint()))
     }
 
     func delay(of result: RetryResult) -> TimeInterval? {
@@ -53,16 +58,18 @@ struct RetryPolicyTests {
         #expect(policy.retryAfterDelay("Wednesday, 21-Oct-15 07:29:30 GMT") == 90)
         #expect(policy.retryAfterDelay("Wed Oct 21 07:29:30 2015") == 90)
         #expect(policy.retryAfterDelay("Wed, 21 Oct 2015 07:00:00 GMT") == 0)   // in the past
-        #expect(policy.retryAfterDelay("3600") == 3600)                           // longer than the policy waits
-        #expect(policy.retryAfterDelay("99999999999999999999999999") == 1e9)      // huge
+        #expect(policy.retryAfterDelay("3600") == 3600)   // longer than the policy waits
+        #expect(policy.retryAfterDelay("99999999999999999999999999") == 1e9)   // huge
         #expect(policy.retryAfterDelay("\t120\t") == 120)
-        #expect(policy.retryAfterDelay("0000000000003600") == 3600)                 // leading zeros are digits too
+        #expect(policy.retryAfterDelay("0000000000003600") == 3600)   // leading zeros are digits too
         #expect(policy.retryAfterDelay("Sun, 29 Feb 2032 00:00:00 GMT") != nil)   // a leap day
         #expect(policy.retryAfterDelay("Sunday, 06-Nov-94 08:49:37 GMT") == 0)
         #expect(policy.retryAfterDelay("Sun Nov  6 08:49:37 1994") == 0)
-        for malformed in ["soon", "-5", "1.5", "", "12abc", "Wed, 99 Foo 2015", "Mon, 30 Feb 2015 07:29:30 GMT",
-                          "Wed, 21 Oct 2015 24:00:00 GMT", "Wed, 21 Oct 2015 07:29:30 UTC", "Wed, 21 Oct 15 07:29:30 GMT",
-                          "Wed,  21 Oct 2015 07:29:30 GMT x", "１２０", "12\u{301}", String(repeating: "9 ", count: 10_000)] {
+        for malformed in [
+            "soon", "-5", "1.5", "", "12abc", "Wed, 99 Foo 2015", "Mon, 30 Feb 2015 07:29:30 GMT",
+            "Wed, 21 Oct 2015 24:00:00 GMT", "Wed, 21 Oct 2015 07:29:30 UTC", "Wed, 21 Oct 15 07:29:30 GMT",
+            "Wed,  21 Oct 2015 07:29:30 GMT x", "１２０", "12\u{301}", String(repeating: "9 ", count: 10_000),
+        ] {
             #expect(policy.retryAfterDelay(malformed) == nil, "\(malformed)")
         }
     }
@@ -140,8 +147,10 @@ struct RetryPolicyTests {
         for code in [URLError.Code.timedOut, .networkConnectionLost, .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet] {
             #expect(delay(of: await decide(policy, error: NetworkError.transportFailed(URLError(code)))) != nil, "\(code)")
         }
-        for error in [NetworkError.cancelled, NetworkError.transportFailed(URLError(.cancelled)), NetworkError.transportFailed(URLError(.badURL)),
-                      URLError(.cancelled), NetworkError.missingCredential, CancellationError()] as [any Error] {
+        for error in [
+            NetworkError.cancelled, NetworkError.transportFailed(URLError(.cancelled)), NetworkError.transportFailed(URLError(.badURL)),
+            URLError(.cancelled), NetworkError.missingCredential, CancellationError(),
+        ] as [any Error] {
             guard case .doNotRetry = await decide(policy, error: error) else {
                 Issue.record("\(error) was retried")
                 continue
@@ -195,8 +204,9 @@ struct RetryPolicyTests {
             request.header("Authorization") == "Bearer access-0" ? .status(401) : .status(503)
         }
         let sleeps = RecordedDelays()
-        let (provider, _) = api.makeAuthenticatedProvider(retriers: [RetryPolicy(retryLimit: 10, random: { 0 })],
-                                                          maximumAttempts: 4, sleep: sleeps.sleep)
+        let (provider, _) = api.makeAuthenticatedProvider(
+            retriers: [RetryPolicy(retryLimit: 10, random: { 0 })],
+            maximumAttempts: 4, sleep: sleeps.sleep)
         await #expect {
             try await provider.response(api.resource("/down"))
         } throws: { error in

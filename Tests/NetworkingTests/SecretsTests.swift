@@ -1,10 +1,12 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-@testable import Networking
 import NetworkingTestSupport
 import Testing
+
+@testable import Networking
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// Everything `dump`, `print`, `debugPrint` and string interpolation make of `value`.
 private func everyRendering(of value: Any) -> String {
@@ -43,8 +45,10 @@ struct AuthHeaderRedactionTests {
         let lines = Recorder<String>()
         let logger = collectingLogger(lines)
         #expect(!Redactor().hidesHeader(headerName))
-        let auth = AuthInterceptor(baseURL: URL(string: "https://api.example.com/v1")!,
-                                   header: AuthorizationHeader(name: headerName)) { credential, _ in credential }
+        let auth = AuthInterceptor(
+            baseURL: URL(string: "https://api.example.com/v1")!,
+            header: AuthorizationHeader(name: headerName)
+        ) { credential, _ in credential }
         try await auth.signIn(with: Credential(accessToken: token, refreshToken: "refresh-12"))
         // WHEN the interceptor authenticates a request, which is then logged and described
         let server = MockServer()
@@ -67,8 +71,9 @@ struct AuthHeaderRedactionTests {
         request.setValue("raw-doc-token", forHTTPHeaderField: "accessToken")
         let lines = Recorder<String>()
         // WHEN it is logged verbosely and described as cURL by default redactors
-        collectingLogger(lines).requestDidFinish(request, result: .success(response(to: request)), attempts: 1, duration: 0,
-                                                 context: RequestContext(endpoint: TestEndpoint()))
+        collectingLogger(lines).requestDidFinish(
+            request, result: .success(response(to: request)), attempts: 1, duration: 0,
+            context: RequestContext(endpoint: TestEndpoint()))
         let output = lines.all.joined(separator: "\n") + request.cURLDescription
         // THEN the token is hidden
         expectHidden(["raw-doc-token"], in: output)
@@ -92,8 +97,10 @@ struct AuthHeaderRedactionTests {
 @Suite("Secrets: default redaction")
 struct DefaultRedactionTests {
     static let headerNames = ["Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "X-Api-Key", "X-Auth-Token"]
-    static let secretNames = ["token", "access_token", "accessToken", "refresh_token", "refreshToken", "id_token",
-                              "password", "secret", "client_secret", "api_key", "apiKey"]
+    static let secretNames = [
+        "token", "access_token", "accessToken", "refresh_token", "refreshToken", "id_token",
+        "password", "secret", "client_secret", "api_key", "apiKey",
+    ]
 
     @Test("secret headers are hidden in any letter case", arguments: headerNames + secretNames)
     func header(name: String) throws {
@@ -167,8 +174,10 @@ struct DefaultRedactionTests {
 
 @Suite("Secrets: dump and descriptions")
 struct DumpSafetyTests {
-    static let secrets = ["Bearer bearer-14-secret", "api-14-secret", "cookie-14-secret", "query-14-secret",
-                          "set-cookie-14-secret", "location-14-secret", "body-14-secret", "password-14-secret"]
+    static let secrets = [
+        "Bearer bearer-14-secret", "api-14-secret", "cookie-14-secret", "query-14-secret",
+        "set-cookie-14-secret", "location-14-secret", "body-14-secret", "password-14-secret",
+    ]
 
     func secretResponse() -> Response {
         var request = URLRequest(url: URL(string: "https://api.example.com/v1/sign-in?token=query-14-secret")!)
@@ -178,11 +187,13 @@ struct DumpSafetyTests {
         request.setValue("id=cookie-14-secret", forHTTPHeaderField: "Cookie")
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = Data(#"{"password":"password-14-secret"}"#.utf8)
-        return response(to: request, headers: [
-            "Set-Cookie": "session=set-cookie-14-secret",
-            "Location": "https://api.example.com/next?token=location-14-secret",
-            "Content-Type": "application/json",
-        ], body: #"{"accessToken":"body-14-secret"}"#)
+        return response(
+            to: request,
+            headers: [
+                "Set-Cookie": "session=set-cookie-14-secret",
+                "Location": "https://api.example.com/next?token=location-14-secret",
+                "Content-Type": "application/json",
+            ], body: #"{"accessToken":"body-14-secret"}"#)
     }
 
     @Test func aResponseShowsNoSecret() {
@@ -192,7 +203,8 @@ struct DumpSafetyTests {
         let text = everyRendering(of: response) + everyRendering(of: [response]) + everyRendering(of: Optional(response) as Any)
         // THEN no secret appears, while status, URL, header names and size do
         expectHidden(Self.secrets, in: text)
-        let showsTheShape = text.contains("200") && text.contains("https://api.example.com/v1/sign-in")
+        let showsTheShape =
+            text.contains("200") && text.contains("https://api.example.com/v1/sign-in")
             && text.contains("Set-Cookie: <redacted>") && text.lowercased().contains("x-api-key: <redacted>")
             && text.contains("\(response.data.count) bytes")
         #expect(showsTheShape)
@@ -220,12 +232,16 @@ struct DumpSafetyTests {
         // GIVEN a request with secrets that a MockServer received
         let server = MockServer()
         server.stub(.post, "/v1/users/1", .status(204))
-        struct SignIn: Encodable, Sendable { let email: String; let password: String }
-        _ = try await server.makeProvider().response(TestEndpoint(
-            method: .post, headers: ["Authorization": "Bearer bearer-14-secret", "X-Api-Key": "api-14-secret"],
-            queryItems: [URLQueryItem(name: "token", value: "query-14-secret")],
-            body: .json(SignIn(email: "kim@example.com", password: "password-14-secret"))
-        ))
+        struct SignIn: Encodable, Sendable {
+            let email: String
+            let password: String
+        }
+        _ = try await server.makeProvider().response(
+            TestEndpoint(
+                method: .post, headers: ["Authorization": "Bearer bearer-14-secret", "X-Api-Key": "api-14-secret"],
+                queryItems: [URLQueryItem(name: "token", value: "query-14-secret")],
+                body: .json(SignIn(email: "kim@example.com", password: "password-14-secret"))
+            ))
         let recorded = try #require(server.requests.first)
         // WHEN it is dumped and printed
         let text = everyRendering(of: recorded) + everyRendering(of: server.requests)
@@ -307,16 +323,21 @@ struct RedirectSecretsTests {
         return next
     }
 
-    @Test("a cross-origin redirect keeps only the safe headers", arguments: [
-        "https://cdn.example.net/x", "https://api.example.com:8443/x", "http://api.example.com/x",
-    ])
+    @Test(
+        "a cross-origin redirect keeps only the safe headers",
+        arguments: [
+            "https://cdn.example.net/x", "https://api.example.com:8443/x", "http://api.example.com/x",
+        ])
     func crossOriginKeepsSafeHeaders(to url: String) throws {
         // GIVEN a POST answered with a 303 to another origin (followed as a GET without body)
         let request = original()
         // WHEN the policy decides
         let decision = RedirectPolicy.decision(for: proposed(from: request, to: url, status: 303), statusCode: 303, from: request)
         // THEN it follows with only Accept, Accept-Language, Accept-Encoding and User-Agent
-        guard case .follow(let next) = decision else { Issue.record("not followed: \(decision)"); return }
+        guard case .follow(let next) = decision else {
+            Issue.record("not followed: \(decision)")
+            return
+        }
         let names = Set((next.allHTTPHeaderFields ?? [:]).keys.map { $0.lowercased() })
         #expect(names == ["accept", "accept-language", "accept-encoding", "user-agent"])
         #expect(next.value(forHTTPHeaderField: "Accept-Language") == "de")
@@ -328,8 +349,9 @@ struct RedirectSecretsTests {
         request.httpMethod = "GET"
         request.httpBody = nil
         // WHEN the policy strips it
-        let next = RedirectPolicy.request(proposed(from: request, to: "https://cdn.example.net/x", status: 302), redirectedFrom: request,
-                                          adaptedHeaders: ["user-agent"])
+        let next = RedirectPolicy.request(
+            proposed(from: request, to: "https://cdn.example.net/x", status: 302), redirectedFrom: request,
+            adaptedHeaders: ["user-agent"])
         // THEN the interceptor's header is gone and the endpoint's Accept stays
         #expect(next.value(forHTTPHeaderField: "User-Agent") == nil)
         #expect(next.value(forHTTPHeaderField: "Accept") == "application/json")
@@ -380,7 +402,10 @@ struct RedirectSecretsTests {
         // WHEN the policy decides
         let decision = RedirectPolicy.decision(for: proposed(from: request, to: "https://cdn.example.net/x", status: 307), statusCode: 307, from: request)
         // THEN it follows, without the API key
-        guard case .follow(let next) = decision else { Issue.record("not followed: \(decision)"); return }
+        guard case .follow(let next) = decision else {
+            Issue.record("not followed: \(decision)")
+            return
+        }
         #expect(next.value(forHTTPHeaderField: "X-Api-Key") == nil && next.value(forHTTPHeaderField: "Authorization") == nil)
     }
 
@@ -402,7 +427,9 @@ struct RedirectSecretsTests {
         // GIVEN the error a refused redirect throws
         let error = NetworkError.redirectWouldForwardBody(statusCode: 308)
         // THEN its description names the status and the reason, and nothing else
-        #expect(error.description == "The server redirected the request (status 308) to another origin; it was not followed, since that would have sent the request body there.")
+        #expect(
+            error.description
+                == "The server redirected the request (status 308) to another origin; it was not followed, since that would have sent the request body there.")
         #expect(error.localizedDescription == error.description)
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Networking
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// A thread-safe counter and log that interceptors in tests write to.
 final class Recorder<Value: Sendable>: @unchecked Sendable {
@@ -10,12 +11,14 @@ final class Recorder<Value: Sendable>: @unchecked Sendable {
     private var values: [Value] = []
 
     func append(_ value: Value) {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         values.append(value)
     }
 
     var all: [Value] {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return values
     }
 
@@ -61,7 +64,7 @@ final class Signal: @unchecked Sendable {
         let waiters = self.waiters
         self.waiters = []
         lock.unlock()
-        waiters.forEach { $0.resume() }
+        for waiter in waiters { waiter.resume() }
     }
 
     func wait() async {

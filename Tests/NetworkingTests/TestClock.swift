@@ -6,12 +6,14 @@ final class TestClock: @unchecked Sendable {
     private var current = Date(timeIntervalSince1970: 1_800_000_000)
 
     var now: Date {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return current
     }
 
     func advance(by seconds: TimeInterval) {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         current += seconds
     }
 }

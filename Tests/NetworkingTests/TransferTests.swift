@@ -1,10 +1,12 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-@testable import Networking
 import NetworkingTestSupport
 import Testing
+
+@testable import Networking
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// A scratch folder for one test, removed by the test.
 private func makeFolder() throws -> URL {
@@ -133,7 +135,8 @@ struct MultipartTests {
     @Test func aMissingBodyFileIsRefusedBeforeSending() async throws {
         let server = MockServer()
         server.stub(.put, "/v1/blob", .status(204))
-        let endpoint = TestEndpoint(path: "/blob", method: .put, body: .file(URL(fileURLWithPath: "/nonexistent/blob.bin"), contentType: "application/octet-stream"))
+        let endpoint = TestEndpoint(
+            path: "/blob", method: .put, body: .file(URL(fileURLWithPath: "/nonexistent/blob.bin"), contentType: "application/octet-stream"))
         await #expect(throws: NetworkError.self) { _ = try await server.makeProvider().response(endpoint) }
         #expect(server.requests.isEmpty)
     }
@@ -280,7 +283,8 @@ struct DownloadTests {
 struct StreamTests {
     @Test func serverSentEventsAreReadAcrossChunkBoundariesAsTheStandardSays() async throws {
         // GIVEN an event stream cut at awkward places: inside a UTF-8 character, between CR and LF
-        let body = Data(": keep-alive\r\nevent: greeting\r\ndata: 안녕\r\ndata: 😀\r\nid: 7\r\nretry: 1500\r\n\r\ndata: second\n\ndata\n\n: trailing\nevent: cut".utf8)
+        let body = Data(
+            ": keep-alive\r\nevent: greeting\r\ndata: 안녕\r\ndata: 😀\r\nid: 7\r\nretry: 1500\r\n\r\ndata: second\n\ndata\n\n: trailing\nevent: cut".utf8)
         let cuts = [5, 31, 40, 44, 52, body.count - 3]
         var chunks: [Data] = []
         var start = 0
@@ -296,11 +300,12 @@ struct StreamTests {
         for try await event in stream.events { events.append(event) }
         // THEN each block with data is one event; comments and the unfinished last block are dropped
         #expect(stream.response.statusCode == 200)
-        #expect(events == [
-            ServerSentEvent(event: "greeting", data: "안녕\n😀", id: "7", retry: 1_500),
-            ServerSentEvent(data: "second", id: "7", retry: 1_500),
-            ServerSentEvent(data: "", id: "7", retry: 1_500),
-        ])
+        #expect(
+            events == [
+                ServerSentEvent(event: "greeting", data: "안녕\n😀", id: "7", retry: 1_500),
+                ServerSentEvent(data: "second", id: "7", retry: 1_500),
+                ServerSentEvent(data: "", id: "7", retry: 1_500),
+            ])
     }
 
     @Test func retryCarriesOverLikeTheLastEventIDAndFieldsSplitOnCodePoints() {
@@ -310,12 +315,13 @@ struct StreamTests {
         // WHEN they are read
         let events = lines.compactMap { parser.read($0) }
         // THEN the reconnection time applies to later events, and a value is split after the colon's code point
-        #expect(events == [
-            ServerSentEvent(data: "a", retry: 3_000),
-            ServerSentEvent(data: "\u{301}x", retry: 3_000),
-            ServerSentEvent(data: "\u{301}y", retry: 3_000),
-            ServerSentEvent(data: "b", id: "9", retry: 3_000),
-        ])
+        #expect(
+            events == [
+                ServerSentEvent(data: "a", retry: 3_000),
+                ServerSentEvent(data: "\u{301}x", retry: 3_000),
+                ServerSentEvent(data: "\u{301}y", retry: 3_000),
+                ServerSentEvent(data: "b", id: "9", retry: 3_000),
+            ])
     }
 
     @Test func linesEndAtLFCRLFOrCRAndALastLineWithoutABreakIsKept() async throws {

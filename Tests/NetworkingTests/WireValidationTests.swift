@@ -1,16 +1,19 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Networking
 import NetworkingTestSupport
 import Testing
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// What the app controls that would corrupt the HTTP message is refused before anything is sent.
 @Suite("Wire validation")
 struct WireValidationTests {
-    func expectRefused(_ endpoint: TestEndpoint, interceptor: (any RequestInterceptor)? = nil, field: String,
-                       hiding secret: String? = nil) async {
+    func expectRefused(
+        _ endpoint: TestEndpoint, interceptor: (any RequestInterceptor)? = nil, field: String,
+        hiding secret: String? = nil
+    ) async {
         let server = MockServer()
         server.stub(.get, "/v1/users/1", .status(200))
         await #expect {
@@ -35,11 +38,13 @@ struct WireValidationTests {
 
     @Test func aHeaderAnAdapterSetNeverReachesTheWireWithALineBreak() async throws {
         // GIVEN an adapter that sets a header value with CR LF
-        let adapter = Interceptor(adapters: [ClosureAdapter { request, _ in
-            var request = request
-            request.setValue("token\r\nX-Evil: 1", forHTTPHeaderField: "X-Token")
-            return request
-        }])
+        let adapter = Interceptor(adapters: [
+            ClosureAdapter { request, _ in
+                var request = request
+                request.setValue("token\r\nX-Evil: 1", forHTTPHeaderField: "X-Token")
+                return request
+            }
+        ])
         let server = MockServer()
         server.stub(.get, "/v1/users/1", .status(200))
         // WHEN it is sent: refused by the provider (Apple platforms), or dropped by URLRequest itself (Linux)
@@ -53,17 +58,20 @@ struct WireValidationTests {
     }
 
     @Test func aHeaderNameAnAdapterSetIsCheckedToo() async {
-        let adapter = Interceptor(adapters: [ClosureAdapter { request, _ in
-            var request = request
-            request.setValue("v", forHTTPHeaderField: "X Bad")
-            return request
-        }])
+        let adapter = Interceptor(adapters: [
+            ClosureAdapter { request, _ in
+                var request = request
+                request.setValue("v", forHTTPHeaderField: "X Bad")
+                return request
+            }
+        ])
         await expectRefused(TestEndpoint(), interceptor: adapter, field: "header name")
     }
 
     @Test func aBodysContentTypeIsCheckedToo() async {
-        await expectRefused(TestEndpoint(method: .post, body: .data(Data([1]), contentType: "text/plain\r\nX-Evil: 1")),
-                            field: "content type", hiding: "X-Evil")
+        await expectRefused(
+            TestEndpoint(method: .post, body: .data(Data([1]), contentType: "text/plain\r\nX-Evil: 1")),
+            field: "content type", hiding: "X-Evil")
     }
 
     @Test func theErrorNamesAHeaderOnlyUpToItsFirstBadByte() async {
@@ -71,11 +79,13 @@ struct WireValidationTests {
     }
 
     @Test func anAdaptedMethodIsCheckedToo() async {
-        let adapter = Interceptor(adapters: [ClosureAdapter { request, _ in
-            var request = request
-            request.httpMethod = "GET /x HTTP/1.1\r\nHost: evil"
-            return request
-        }])
+        let adapter = Interceptor(adapters: [
+            ClosureAdapter { request, _ in
+                var request = request
+                request.httpMethod = "GET /x HTTP/1.1\r\nHost: evil"
+                return request
+            }
+        ])
         await expectRefused(TestEndpoint(), interceptor: adapter, field: "method")
     }
 

@@ -1,10 +1,11 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Networking
 import NetworkingTestSupport
 import SharedFixtures
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 enum Fixture {
     static let baseURL = URL(string: "https://api.example.com/v1/")!
@@ -60,9 +61,10 @@ struct SearchEndpoint: Endpoint {
     }
     var body: RequestBody { .json(filter) }
 
-    static let sample = SearchEndpoint(filter: Filter(
-        text: "kim", tags: ["a", "b", "c"], minimumScore: 0.75, includeArchived: false, owner: User.sample
-    ))
+    static let sample = SearchEndpoint(
+        filter: Filter(
+            text: "kim", tags: ["a", "b", "c"], minimumScore: 0.75, includeArchived: false, owner: User.sample
+        ))
 }
 
 /// What a caller of raw `URLSession` does for the same request: route it to the mock, send it with

@@ -1,11 +1,12 @@
 import Benchmark
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Networking
 import NetworkingTestSupport
 import SharedFixtures
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 // Every benchmark goes through NetworkingTestSupport's MockURLProtocol: no sockets, so what is measured
 // is URLSession plus what sits on top of it. `bash Benchmarks/compare.sh` runs them all in one process
@@ -142,7 +143,8 @@ func registerStormBenchmarks() {
             let name = "storm-\(count)-\(variant)"
             Benchmark(name, configuration: configuration(seconds: 10, extraMetrics: [refreshesMetric, unauthorizedMetric])) { benchmark in
                 let api = MockAuthServer(accessTokenIsValid: variant == "valid", issuesJWTs: variant == "jwt")
-                let credential = variant == "jwt"
+                let credential =
+                    variant == "jwt"
                     ? Credential(accessToken: MockAuthServer.jwt(subject: "access-0", expiresAt: Date() - 60), refreshToken: "refresh-0")
                     : MockAuthServer.initialCredential
                 let (provider, _) = api.makeAuthenticatedProvider(credential: credential)
@@ -165,7 +167,9 @@ func registerStormBenchmarks() {
                 benchmark.measurement(refreshesMetric, refreshes)
                 benchmark.measurement(unauthorizedMetric, unauthorized)
                 if refreshes != expectedRefreshes || !unauthorizedAllowed.contains(unauthorized) {
-                    benchmark.error("\(name): \(refreshes) refreshes and \(unauthorized) 401s for \(count) concurrent requests, expected \(expectedRefreshes) and \(unauthorizedAllowed)")
+                    benchmark.error(
+                        "\(name): \(refreshes) refreshes and \(unauthorized) 401s for \(count) concurrent requests, expected \(expectedRefreshes) and \(unauthorizedAllowed)"
+                    )
                 } else if tokens != [api.currentAccessToken ?? ""] {
                     benchmark.error("\(name): requests were answered for \(tokens.count) different tokens, expected only the current one")
                 }

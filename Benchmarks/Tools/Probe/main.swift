@@ -11,12 +11,13 @@
 // cancels out. `main` is synchronous and waits on a detached task: callgrind crashes on an async main here.
 import Dispatch
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Networking
 import NetworkingTestSupport
 import SharedFixtures
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 struct UserEndpoint: Endpoint {
     let baseURL: URL

@@ -92,8 +92,10 @@ extension TestServer {
             var request = request
             let body = try await request.collectBody(upTo: 1 << 20)
             await state.recordForeign(headers(of: request))
-            await log.record(ForeignLog.Entry(method: request.method.rawValue, path: request.uri.path,
-                                              headers: headers(of: request), body: Data(buffer: body)))
+            await log.record(
+                ForeignLog.Entry(
+                    method: request.method.rawValue, path: request.uri.path,
+                    headers: headers(of: request), body: Data(buffer: body)))
             return text("foreign")
         }
         router.get("/landing", use: landing)
@@ -159,23 +161,28 @@ extension TestServer {
         }
         router.get("/drop") { _, _ -> Response in
             // Promise a megabyte, send a kilobyte, then fail: the server closes the connection mid-body.
-            Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(contentLength: 1_000_000) { writer in
-                try await writer.write(ByteBuffer(repeating: UInt8(ascii: "a"), count: 1_000))
-                throw CancellationError()
-            })
+            Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: ResponseBody(contentLength: 1_000_000) { writer in
+                    try await writer.write(ByteBuffer(repeating: UInt8(ascii: "a"), count: 1_000))
+                    throw CancellationError()
+                })
         }
         router.get("/large") { request, _ -> Response in
             let megabytes = Int(request.uri.queryParameters["mb"].map(String.init) ?? "") ?? 1
             let chunk = ByteBuffer(repeating: UInt8(ascii: "x"), count: 1 << 16)
             let chunks = megabytes * 16
-            return Response(status: .ok, headers: [.contentType: "application/octet-stream"], body: ResponseBody(contentLength: chunks << 16) { writer in
-                for _ in 0..<chunks { try await writer.write(chunk) }
-                try await writer.finish(nil)
-            })
+            return Response(
+                status: .ok, headers: [.contentType: "application/octet-stream"],
+                body: ResponseBody(contentLength: chunks << 16) { writer in
+                    for _ in 0..<chunks { try await writer.write(chunk) }
+                    try await writer.finish(nil)
+                })
         }
         router.get("/gzip") { _, _ -> Response in
-            Response(status: .ok, headers: [.contentType: "application/json", .contentEncoding: "gzip"],
-                     body: ResponseBody(byteBuffer: ByteBuffer(bytes: GzipFixture.compressed)))
+            Response(
+                status: .ok, headers: [.contentType: "application/json", .contentEncoding: "gzip"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: GzipFixture.compressed)))
         }
 
         let echo: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in

@@ -69,8 +69,10 @@ extension TestServer {
             guard let token = bearerToken(of: request), await state.isValid(accessToken: token) else { return Response(status: .unauthorized) }
             var checksum = Checksum()
             for try await buffer in request.body { checksum.add(buffer) }
-            return json(["size": checksum.count, "checksum": checksum.hex(),
-                         "contentLength": request.headers[.contentLength] ?? ""])
+            return json([
+                "size": checksum.count, "checksum": checksum.hex(),
+                "contentLength": request.headers[.contentLength] ?? "",
+            ])
         }
         router.post("/upload/single-part") { request, _ -> Response in
             // A form of one part, too large for multipart-kit's parser in a debug build: the part's bytes
@@ -101,8 +103,10 @@ extension TestServer {
             }
             guard pending == closing else { return json(["error": "no closing delimiter"], status: .badRequest) }
             let headText = String(decoding: head, as: UTF8.self)
-            return json(["size": checksum.count, "checksum": checksum.hex(), "contentLength": request.headers[.contentLength] ?? "",
-                         "opensWithBoundary": headText.hasPrefix("--\(boundary)\r\n")])
+            return json([
+                "size": checksum.count, "checksum": checksum.hex(), "contentLength": request.headers[.contentLength] ?? "",
+                "opensWithBoundary": headText.hasPrefix("--\(boundary)\r\n"),
+            ])
         }
         router.post("/upload/slow") { request, _ -> Response in
             guard let token = bearerToken(of: request), await state.isValid(accessToken: token) else { return Response(status: .unauthorized) }
@@ -131,13 +135,15 @@ extension TestServer {
             guard let token = bearerToken(of: request), await state.isValid(accessToken: token) else { return Response(status: .unauthorized) }
             let chunks = Int(request.uri.queryParameters["chunks"].map(String.init) ?? "") ?? 100
             let milliseconds = UInt64(request.uri.queryParameters["ms"].map(String.init) ?? "") ?? 100
-            return Response(status: .ok, headers: [.contentType: "application/octet-stream"], body: ResponseBody(contentLength: chunks << 16) { writer in
-                for _ in 0..<chunks {
-                    try await writer.write(ByteBuffer(repeating: 0x5A, count: 1 << 16))
-                    try await Task.sleep(nanoseconds: milliseconds * 1_000_000)
-                }
-                try await writer.finish(nil)
-            })
+            return Response(
+                status: .ok, headers: [.contentType: "application/octet-stream"],
+                body: ResponseBody(contentLength: chunks << 16) { writer in
+                    for _ in 0..<chunks {
+                        try await writer.write(ByteBuffer(repeating: 0x5A, count: 1 << 16))
+                        try await Task.sleep(nanoseconds: milliseconds * 1_000_000)
+                    }
+                    try await writer.finish(nil)
+                })
         }
         router.post("/events/open") { _, _ -> Response in
             await state.openEventGate()
@@ -147,16 +153,18 @@ extension TestServer {
             guard let token = bearerToken(of: request), await state.isValid(accessToken: token) else { return Response(status: .unauthorized) }
             let count = Int(request.uri.queryParameters["count"].map(String.init) ?? "") ?? 3
             let milliseconds = UInt64(request.uri.queryParameters["ms"].map(String.init) ?? "") ?? 50
-            return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"], body: ResponseBody { writer in
-                try await writer.write(ByteBuffer(string: ": hello\nid: 1\nevent: tick\ndata: 1\n\n"))
-                for _ in 0..<500 where !(await state.isEventGateOpen) { try await Task.sleep(nanoseconds: 10_000_000) }
-                await state.recordEventGatePassed()
-                for index in 2...max(2, count) {
-                    try await Task.sleep(nanoseconds: milliseconds * 1_000_000)
-                    try await writer.write(ByteBuffer(string: "id: \(index)\nevent: tick\ndata: \(index)\ndata: 한글 😀\n\n"))
-                }
-                try await writer.finish(nil)
-            })
+            return Response(
+                status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
+                body: ResponseBody { writer in
+                    try await writer.write(ByteBuffer(string: ": hello\nid: 1\nevent: tick\ndata: 1\n\n"))
+                    for _ in 0..<500 where !(await state.isEventGateOpen) { try await Task.sleep(nanoseconds: 10_000_000) }
+                    await state.recordEventGatePassed()
+                    for index in 2...max(2, count) {
+                        try await Task.sleep(nanoseconds: milliseconds * 1_000_000)
+                        try await writer.write(ByteBuffer(string: "id: \(index)\nevent: tick\ndata: \(index)\ndata: 한글 😀\n\n"))
+                    }
+                    try await writer.finish(nil)
+                })
         }
     }
 

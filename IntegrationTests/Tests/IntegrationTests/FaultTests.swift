@@ -1,11 +1,12 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Networking
 import NetworkingTestSupport
-import Testing
 import TestServer
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 @Suite("Faults over TCP", .timeLimit(.minutes(2)))
 struct FaultTests {
@@ -79,7 +80,8 @@ struct FaultTests {
         try await withServer { server in
             let delays = RecordedDelays()
             let provider = NetworkProvider(configuration: .ephemeral, interceptor: RetryPolicy(random: { 0 }), sleep: delays.sleep)
-            let response = try await provider.response(Call(baseURL: server.baseURL, path: "/flaky/a", queryItems: [URLQueryItem(name: "failures", value: "2")]))
+            let response = try await provider.response(
+                Call(baseURL: server.baseURL, path: "/flaky/a", queryItems: [URLQueryItem(name: "failures", value: "2")]))
             #expect(response.statusCode == 200)
             #expect(delays.all == [0.5, 1.0])
             await #expect {
@@ -116,7 +118,13 @@ struct FaultTests {
 
     @Test func gzipBodiesAreDecoded() async throws {
         try await withServer { server in
-            struct Document: Decodable { struct Entry: Decodable { let id: Int; let name: String }; let items: [Entry] }
+            struct Document: Decodable {
+                struct Entry: Decodable {
+                    let id: Int
+                    let name: String
+                }
+                let items: [Entry]
+            }
             let document = try await NetworkProvider(configuration: .ephemeral).request(Call(baseURL: server.baseURL, path: "/gzip"), as: Document.self)
             #expect(document.items.count == GzipFixture.itemCount)
             #expect(document.items.last?.name == "item 199")
@@ -135,9 +143,11 @@ struct FaultTests {
     @Test func echoSeesMethodQueryHeadersAndBody() async throws {
         try await withServer { server in
             let provider = NetworkProvider(configuration: .ephemeral)
-            let echo = try await provider.request(Call(baseURL: server.baseURL, path: "/echo", method: .put, headers: ["X-Trace": "t-1"],
-                                                       queryItems: [URLQueryItem(name: "q", value: "a+b & c=d 한")],
-                                                       body: .json(["name": "Kim"])), as: Echo.self)
+            let echo = try await provider.request(
+                Call(
+                    baseURL: server.baseURL, path: "/echo", method: .put, headers: ["X-Trace": "t-1"],
+                    queryItems: [URLQueryItem(name: "q", value: "a+b & c=d 한")],
+                    body: .json(["name": "Kim"])), as: Echo.self)
             #expect(echo.method == "PUT")
             #expect(echo.query["q"] == "a+b & c=d 한")
             #expect(echo.headers.first { $0.key.lowercased() == "x-trace" }?.value == "t-1")

@@ -1,9 +1,10 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Networking
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// Runs `body` against `hostile_server.py` (a Python asyncio server on 127.0.0.1), stopped afterwards.
 func withHostileServer<T>(_ body: (URL) async throws -> T) async throws -> T {
@@ -13,7 +14,8 @@ func withHostileServer<T>(_ body: (URL) async throws -> T) async throws -> T {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = ["python3", script.path]
-    let input = Pipe(), output = Pipe()
+    let input = Pipe()
+    let output = Pipe()
     process.standardInput = input
     process.standardOutput = output
     try process.run()
@@ -107,8 +109,8 @@ struct HostileTests {
     /// The process's peak resident memory (VmHWM), in megabytes.
     func peakResidentMegabytes() -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-              let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
         else { return nil }
         return kilobytes / 1_024
     }
@@ -131,8 +133,10 @@ struct HostileTests {
         }
     }
 
-    @Test(arguments: ["/no-status-line", "/bad-content-length", "/short-body", "/truncated-chunked-close",
-                      "/huge-header", "/many-headers", "/redirect-loop", "/redirect-file", "/redirect-data", "/redirect-ftp"])
+    @Test(arguments: [
+        "/no-status-line", "/bad-content-length", "/short-body", "/truncated-chunked-close",
+        "/huge-header", "/many-headers", "/redirect-loop", "/redirect-file", "/redirect-data", "/redirect-ftp",
+    ])
     func malformedAnswersEndInAValueOrATypedError(_ path: String) async throws {
         try await withHostileServer { base in
             let outcome: String

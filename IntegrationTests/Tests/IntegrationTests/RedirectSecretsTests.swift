@@ -1,10 +1,11 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Networking
-import Testing
 import TestServer
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// Redirects over real TCP: what reaches another origin, and what a same-origin redirect keeps.
 @Suite("Redirect secrets over TCP", .timeLimit(.minutes(1)))
@@ -72,7 +73,8 @@ struct RedirectSecretsTests {
                 client.call("/redirect/\(status)-same", .post, headers: ["X-Api-Key": Self.apiKey], body: Self.body), as: Echo.self)
             // THEN it arrives at the target as a POST with its body, API key and token
             #expect(echo.path == "/echo" && echo.method == "POST")
-            let arrived = echo.body == #"{"card":"\#(Self.card)"}"#
+            let arrived =
+                echo.body == #"{"card":"\#(Self.card)"}"#
                 && echo.headers.first { $0.key.lowercased() == "x-api-key" }?.value == Self.apiKey
                 && echo.headers.first { $0.key.lowercased() == "authorization" }?.value == "Bearer \(tokens.accessToken)"
             #expect(arrived)

@@ -1,9 +1,10 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Networking
 import TestServer
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// A call to the test server.
 struct Call: Endpoint {
@@ -57,9 +58,12 @@ struct LiveClient {
         let plain = NetworkProvider(configuration: configuration)
         let base = server.baseURL
         let auth = AuthInterceptor(baseURL: base, store: store, header: header, refreshWindow: refreshWindow) { credential, _ in
-            try await plain.request(Call(baseURL: base, path: "/auth/refresh", method: .post,
-                                         body: .json(["refreshToken": credential.refreshToken]), requiresAuthentication: false),
-                                    as: Tokens.self).credential
+            try await plain.request(
+                Call(
+                    baseURL: base, path: "/auth/refresh", method: .post,
+                    body: .json(["refreshToken": credential.refreshToken]), requiresAuthentication: false),
+                as: Tokens.self
+            ).credential
         }
         self.plain = plain
         self.auth = auth
@@ -77,7 +81,8 @@ struct LiveClient {
     /// Signs in and stores the credential.
     @discardableResult
     func signIn() async throws -> Tokens {
-        let tokens = try await plain.request(Call(baseURL: server.baseURL, path: "/auth/sign-in", method: .post, requiresAuthentication: false), as: Tokens.self)
+        let tokens = try await plain.request(
+            Call(baseURL: server.baseURL, path: "/auth/sign-in", method: .post, requiresAuthentication: false), as: Tokens.self)
         try await auth.signIn(with: tokens.credential)
         return tokens
     }

@@ -1,10 +1,11 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Networking
-import Testing
 import TestServer
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// What `POST /upload/multipart` read back, part by part.
 struct ServerPart: Decodable, Equatable {
@@ -120,8 +121,9 @@ struct TransferTests {
                 return seen
             }
             let (response, growth) = try await measuringPeakMemory {
-                try await client.provider.upload(client.call("/upload/raw", .put, body: .file(file, contentType: "application/octet-stream")),
-                                                 progress: reporter)
+                try await client.provider.upload(
+                    client.call("/upload/raw", .put, body: .file(file, contentType: "application/octet-stream")),
+                    progress: reporter)
             }
             let upload = try JSONDecoder().decode(ServerUpload.self, from: response.data)
             let seen = await steps.value
@@ -151,10 +153,16 @@ struct TransferTests {
             let expected = try TestServer.Checksum.of(file: file)
             let copiesBefore = try spooledCopies()
             let (response, growth) = try await measuringPeakMemory {
-                try await client.provider.response(client.call("/upload/single-part", .post,
-                                                               body: .multipart(MultipartForm([.file("archive", at: file)]))))
+                try await client.provider.response(
+                    client.call(
+                        "/upload/single-part", .post,
+                        body: .multipart(MultipartForm([.file("archive", at: file)]))))
             }
-            struct SinglePart: Decodable { let size: Int; let checksum: String; let opensWithBoundary: Bool }
+            struct SinglePart: Decodable {
+                let size: Int
+                let checksum: String
+                let opensWithBoundary: Bool
+            }
             let part = try JSONDecoder().decode(SinglePart.self, from: response.data)
             print("multipart 256 MiB file: peak RSS growth \(String(format: "%.1f", growth)) MiB")
             #expect(part.opensWithBoundary)
@@ -182,8 +190,9 @@ struct TransferTests {
             }
             // WHEN it is downloaded
             let (_, growth) = try await measuringPeakMemory {
-                try await client.provider.download(client.call("/download", queryItems: ["mb": "512", "chunked": chunked ? "1" : "0"]),
-                                                   to: destination, progress: reporter)
+                try await client.provider.download(
+                    client.call("/download", queryItems: ["mb": "512", "chunked": chunked ? "1" : "0"]),
+                    to: destination, progress: reporter)
             }
             let seen = await steps.value
             print("download 512 MiB (chunked: \(chunked)): peak RSS growth \(String(format: "%.1f", growth)) MiB")
@@ -240,8 +249,9 @@ struct TransferTests {
             try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
             let (progress, reporter) = TransferProgress.makeStream()
             let download = Task {
-                try await client.provider.download(client.call("/download/slow", queryItems: ["chunks": "200", "ms": "50"]),
-                                                   to: downloads.appendingPathComponent("slow.bin"), progress: reporter)
+                try await client.provider.download(
+                    client.call("/download/slow", queryItems: ["chunks": "200", "ms": "50"]),
+                    to: downloads.appendingPathComponent("slow.bin"), progress: reporter)
             }
             for await step in progress where step.completedBytes > 0 { break }
             download.cancel()
@@ -253,8 +263,9 @@ struct TransferTests {
             try writeFile(file, megabytes: 512)
             let (uploadProgress, uploadReporter) = TransferProgress.makeStream()
             let upload = Task {
-                try await client.provider.upload(client.call("/upload/slow", .post, body: .multipart(MultipartForm([.file("big", at: file)]))),
-                                                 progress: uploadReporter)
+                try await client.provider.upload(
+                    client.call("/upload/slow", .post, body: .multipart(MultipartForm([.file("big", at: file)]))),
+                    progress: uploadReporter)
             }
             for await step in uploadProgress where step.completedBytes > 0 { break }
             upload.cancel()

@@ -38,7 +38,8 @@ final class StartedCall: @unchecked Sendable {
 
     /// Marks the call finished; `false` when it already was (cancelled, or reported).
     private func finish() -> Bool {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         if finished { return false }
         finished = true
         return true

@@ -47,7 +47,8 @@ final class AuthEventBroadcaster: @unchecked Sendable {
     }
 
     private func remove(_ id: Int) {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         subscribers[id] = nil
     }
 }

@@ -10,7 +10,7 @@ extension AuthInterceptor {
     func loadedCredential() async throws -> Credential? {
         if !isLoaded {
             let stored = try await store.load()
-            if !isLoaded {  // a sign-in or refresh may have finished while the store was read
+            if !isLoaded {   // a sign-in or refresh may have finished while the store was read
                 credential = stored
                 isLoaded = true
             }
@@ -74,7 +74,8 @@ extension AuthInterceptor {
         if let refreshTask { return try await refreshTask.valueUnlessCancelled() }
         if failedToken != current.accessToken { return current }
         if status != 401, let lastRefresh, lastRefresh.accessToken == current.accessToken,
-           now().timeIntervalSince(lastRefresh.date) < Self.recentRefreshInterval {
+            now().timeIntervalSince(lastRefresh.date) < Self.recentRefreshInterval
+        {
             return await adoptStoredCredential(insteadOf: current)
         }
         return try await startRefresh(from: current, proactive: false, for: context).valueUnlessCancelled()
@@ -94,7 +95,7 @@ extension AuthInterceptor {
             broadcaster.send(.storeFailed(error))
             return nil
         }
-        guard startGeneration == generation, credential == used else { return credential }  // changed meanwhile
+        guard startGeneration == generation, credential == used else { return credential }   // changed meanwhile
         guard let stored, stored != used, !heldAccessTokens.contains(stored.accessToken) else { return nil }
         credential = stored
         lastRefresh = nil
@@ -138,7 +139,7 @@ extension AuthInterceptor {
         guard startGeneration == generation else { return try credentialOfNewerSession() }
         switch outcome.result {
         case .success(let renewed):
-            credential = renewed  // before any suspension: readers never see the old one again
+            credential = renewed   // before any suspension: readers never see the old one again
             endRefresh()
             lastRefresh = (renewed.accessToken, now())
             shortLivedToken = expiry.map { $0.timeIntervalSince(now()) <= refreshLeeway } == true ? renewed.accessToken : nil

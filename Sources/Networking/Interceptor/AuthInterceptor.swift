@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Attaches the access token to requests for your API and refreshes it, once, when it expires.
@@ -178,13 +179,15 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
 
     /// Shows the configuration, never the credential.
     public nonisolated var customMirror: Mirror {
-        Mirror(self, children: [
-            "scope": scope.map(\.description).sorted(),
-            "header": header.name,
-            "expiredStatusCodes": expiredStatusCodes.sorted(),
-            "refreshLeeway": refreshLeeway,
-            "refreshWindow": refreshWindow,
-        ], displayStyle: .class)
+        Mirror(
+            self,
+            children: [
+                "scope": scope.map(\.description).sorted(),
+                "header": header.name,
+                "expiredStatusCodes": expiredStatusCodes.sorted(),
+                "refreshLeeway": refreshLeeway,
+                "refreshWindow": refreshWindow,
+            ], displayStyle: .class)
     }
 
     // MARK: Session
@@ -252,8 +255,8 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
         context: RequestContext
     ) async -> RetryResult {
         guard let response, expiredStatusCodes.contains(response.statusCode),
-              needsToken(request, context), context[noteKey] == nil,
-              response.httpResponse.url.map({ scope.contains(Origin($0)) }) ?? true  // not a redirect target's 401
+            needsToken(request, context), context[noteKey] == nil,
+            response.httpResponse.url.map({ scope.contains(Origin($0)) }) ?? true   // not a redirect target's 401
         else { return .doNotRetry }
         context[noteKey] = true
         do {
@@ -273,7 +276,7 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
     /// authentication, in scope, and not sent by this interceptor's own refresh (see ``RefreshRun``).
     private nonisolated func needsToken(_ request: URLRequest, _ context: RequestContext) -> Bool {
         guard context.refreshing != id, context.endpoint.requiresAuthentication, let url = request.url,
-              scope.contains(Origin(url))
+            scope.contains(Origin(url))
         else { return false }
         if let run = RefreshRun.current, run.interceptorID == id, run.isRunning { return false }
         return true

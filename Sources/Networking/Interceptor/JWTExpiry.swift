@@ -17,9 +17,9 @@ enum JWTExpiry {
     static func date(in token: String) -> Date? {
         let parts = token.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 3, parts[1].count <= maximumPayloadLength,
-              let payload = decodeBase64URL(parts[1]),
-              let claims = try? JSONDecoder().decode(Claims.self, from: payload),   // not a JWT: no hint
-              let exp = claims.exp, exp.isFinite, exp > 0, exp < 1e11                // up to the year 5138
+            let payload = decodeBase64URL(parts[1]),
+            let claims = try? JSONDecoder().decode(Claims.self, from: payload),   // not a JWT: no hint
+            let exp = claims.exp, exp.isFinite, exp > 0, exp < 1e11   // up to the year 5138
         else { return nil }
         return Date(timeIntervalSince1970: exp)
     }

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// One running token refresh of an ``AuthInterceptor``, and how its requests are recognised:
@@ -51,7 +52,8 @@ final class RefreshRun: @unchecked Sendable {
 
     /// Whether the refresh is still running.
     var isRunning: Bool {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return running
     }
 
@@ -61,23 +63,27 @@ final class RefreshRun: @unchecked Sendable {
     func record(status: Int?, of context: RequestContext) {
         let own = context.refreshing == interceptorID || withUnsafeCurrentTask { $0?.hashValue } == taskIdentity
         guard own else { return }
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         if running { lastStatus = status }
     }
 
     private var taskIdentity: Int? {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return task
     }
 
     private func setTask(_ identity: Int?) {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         task = identity
     }
 
     /// Ends the run; returns the last recorded status.
     private func end() -> Int? {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         running = false
         return lastStatus
     }

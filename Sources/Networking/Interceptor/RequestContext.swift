@@ -37,18 +37,28 @@ public final class RequestContext: @unchecked Sendable {
 
     /// How many times this call has been retried so far: 0 during the first attempt.
     public var retryCount: Int {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return _retryCount
     }
 
     /// A per-call note kept by an interceptor; use a key that names your interceptor.
     public subscript(key: String) -> (any Sendable)? {
-        get { lock.lock(); defer { lock.unlock() }; return notes[key] }
-        set { lock.lock(); defer { lock.unlock() }; notes[key] = newValue }
+        get {
+            lock.lock()
+            defer { lock.unlock() }
+            return notes[key]
+        }
+        set {
+            lock.lock()
+            defer { lock.unlock() }
+            notes[key] = newValue
+        }
     }
 
     func recordRetry() {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         _retryCount += 1
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Both a ``RequestAdapter`` and a ``RequestRetrier``. Implement only what you need: by default

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Retries transient failures with exponential backoff and jitter, honouring `Retry-After`.
@@ -97,8 +98,8 @@ public struct RetryPolicy: RequestInterceptor {
     ) async -> RetryResult {
         let retries = context[Self.noteKey] as? Int ?? 0
         guard retries < retryLimit,
-              retryableMethods.contains(HTTPMethod(rawValue: request.httpMethod ?? "GET")),
-              shouldRetry(error, response: response)
+            retryableMethods.contains(HTTPMethod(rawValue: request.httpMethod ?? "GET")),
+            shouldRetry(error, response: response)
         else { return .doNotRetry }
         context[Self.noteKey] = retries + 1
         if let response, let value = response.value(forHTTPHeaderField: "Retry-After"), let retryAfter = retryAfterDelay(value) {

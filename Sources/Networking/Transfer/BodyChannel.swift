@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Carries a streamed response body from the session delegate to the one reader of a
@@ -70,7 +71,8 @@ final class BodyChannel: @unchecked Sendable {
 
     /// Whether the body arrived whole.
     var didEndNormally: Bool {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return endedNormally
     }
 

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// One attempt, driven by the session delegate's callbacks: a plain request, an upload with progress, a
@@ -175,8 +176,8 @@ final class DelegateTransfer: @unchecked Sendable {
     /// `false` (and the task stopped as too large) when the response declares a body over `limit`.
     private func checkDeclaredLength(of response: URLResponse, limit: Int) -> Bool {
         guard response.expectedContentLength > Int64(limit),
-              let status = (response as? HTTPURLResponse)?.statusCode, status >= 200, status != 204, status != 304,
-              NetworkProvider.declaresItsBody(request)   // looked at only now: header look-ups are not free
+            let status = (response as? HTTPURLResponse)?.statusCode, status >= 200, status != 204, status != 304,
+            NetworkProvider.declaresItsBody(request)   // looked at only now: header look-ups are not free
         else { return true }
         stopForSize(limit: limit)
         return false

@@ -54,15 +54,17 @@ public struct MultipartForm: Sendable {
 
         /// Bytes sent as a file part: `contentType` defaults to the one `filename`'s extension implies.
         public static func data(_ name: String, _ data: Data, filename: String, contentType: String? = nil) -> Part {
-            Part(name: name, filename: filename, contentType: contentType ?? MultipartForm.contentType(forExtension: (filename as NSString).pathExtension),
-                 content: .data(data))
+            Part(
+                name: name, filename: filename, contentType: contentType ?? MultipartForm.contentType(forExtension: (filename as NSString).pathExtension),
+                content: .data(data))
         }
 
         /// A file streamed from disk. `filename` defaults to the file's own name, `contentType` to the
         /// one its extension implies (`application/octet-stream` when unknown).
         public static func file(_ name: String, at url: URL, filename: String? = nil, contentType: String? = nil) -> Part {
-            Part(name: name, filename: filename ?? url.lastPathComponent,
-                 contentType: contentType ?? MultipartForm.contentType(forExtension: url.pathExtension), content: .file(url))
+            Part(
+                name: name, filename: filename ?? url.lastPathComponent,
+                contentType: contentType ?? MultipartForm.contentType(forExtension: url.pathExtension), content: .file(url))
         }
     }
 
@@ -141,8 +143,8 @@ extension MultipartForm {
             if case .file(let url) = part.content {
                 var isFolder: ObjCBool = false
                 guard url.isFileURL, FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder), !isFolder.boolValue,
-                      FileManager.default.isReadableFile(atPath: url.path),
-                      (try? FileManager.default.attributesOfItem(atPath: url.path)[.type] as? FileAttributeType) == .typeRegular   // not a pipe or device
+                    FileManager.default.isReadableFile(atPath: url.path),
+                    (try? FileManager.default.attributesOfItem(atPath: url.path)[.type] as? FileAttributeType) == .typeRegular   // not a pipe or device
                 else {
                     throw NetworkError.invalidRequest(field: "\(field)'s file", reason: "does not exist, is not a regular file or cannot be read")
                 }

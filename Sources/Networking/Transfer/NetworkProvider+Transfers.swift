@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// How a call's attempts send and receive their bodies. The default is a plain request: body in memory,
@@ -89,7 +90,7 @@ extension NetworkProvider {
         var isFolder: ObjCBool = false
         let folder = destination.deletingLastPathComponent()
         guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue,
-              FileManager.default.isWritableFile(atPath: folder.path)
+            FileManager.default.isWritableFile(atPath: folder.path)
         else {
             throw NetworkError.invalidRequest(field: "download destination", reason: "its folder does not exist or cannot be written")
         }

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// A response whose body is handed out as it arrives: chunks of bytes, ``lines`` or Server-Sent

@@ -75,7 +75,8 @@ final class ProgressTracker: @unchecked Sendable {
 
     /// A new attempt begins: figures start again from zero.
     func startTransfer() {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         attempt += 1
         highWater = 0
     }
