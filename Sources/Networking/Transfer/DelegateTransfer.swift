@@ -53,6 +53,9 @@ final class DelegateTransfer: @unchecked Sendable {
     private var received: Int64 = 0
     private var channel: BodyChannel?
     private var file: FileHandle?
+    /// Bytes received for the file, written a megabyte at a time rather than one write per 16 KB chunk.
+    private var unwritten = Data()
+    private static let writeSize = 1 << 20
     private var fileError: (any Error)?
     /// The most upload progress reported so far.
     private var sent: Int64 = 0
@@ -124,12 +127,16 @@ final class DelegateTransfer: @unchecked Sendable {
         }
         if let file {
             guard received <= Int64(deliveryLimit) else { return stopForSize(limit: deliveryLimit) }
-            do {
-                try file.write(contentsOf: data)
-            } catch {
-                fileError = error
-                task.cancel()
-                return
+            unwritten.append(data)
+            if unwritten.count >= Self.writeSize {
+                do {
+                    try file.write(contentsOf: unwritten)
+                    unwritten.removeAll(keepingCapacity: true)
+                } catch {
+                    fileError = error
+                    task.cancel()
+                    return
+                }
             }
             progress?.report(received, of: downloadTotal)
         } else {
@@ -149,10 +156,12 @@ final class DelegateTransfer: @unchecked Sendable {
         var error = error
         if let file {
             do {
+                if error == nil, fileError == nil, exceededLimit == nil, !unwritten.isEmpty { try file.write(contentsOf: unwritten) }
                 try file.close()
             } catch {
                 fileError = fileError ?? error
             }
+            unwritten = Data()
         }
         if let fileError { error = NetworkError.fileWriteFailed(fileError) }
         if let exceededLimit { error = NetworkError.responseTooLarge(limit: exceededLimit) }
