@@ -41,8 +41,36 @@ func report(_ response: Response) -> String {
     return text
 }
 
+func statusesSeen(by counter: StatusCounter, through provider: NetworkProvider, calling endpoint: some Endpoint) async throws -> Int {
+    _ = try await provider.response(endpoint)
+    await provider.waitForMonitors()          // every event of that call has been delivered
+    return counter.count(of: 200)
+}
+
+func describeAttempts(of endpoint: some Endpoint, through provider: NetworkProvider) async throws -> String {
+    let response = try await provider.response(endpoint)
+    let statuses = response.report.statusCodes.map { $0.map(String.init) ?? "no response" }
+    return "\(response.report.attempts) attempt(s): \(statuses.joined(separator: ", ")) in \(response.report.duration) s"
+}
+
 @Suite("Retries and observability doc snippets")
 struct ObservabilityDocSnippetTests {
+    @Test func waitingForMonitorsReplacesPolling() async throws {
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1", .json(["id": 1]))
+        let counter = StatusCounter()
+        let provider = server.makeProvider(monitors: [counter])
+        #expect(try await statusesSeen(by: counter, through: provider, calling: TestEndpoint()) == 1)
+    }
+
+    @Test func theReportDescribesEveryAttempt() async throws {
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1", .status(503), .json(["id": 1]))
+        let provider = server.makeProvider(interceptor: RetryPolicy(), sleep: RecordedDelays().sleep)
+        let text = try await describeAttempts(of: TestEndpoint(), through: provider)
+        #expect(text.hasPrefix("2 attempt(s): 503, 200 in "))
+    }
+
     @Test func patientPolicy() {
         let patient = RetryPolicy(
             retryLimit: 4,
