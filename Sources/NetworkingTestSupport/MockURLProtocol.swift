@@ -158,38 +158,30 @@ private final class Load: @unchecked Sendable {
     /// Runs `body` unless the load was already finished or stopped, where the client expects to be
     /// called, without finishing the load (a streamed response's head and chunks).
     private func report(_ body: @escaping @Sendable (any URLProtocolClient, MockURLProtocol) -> Void) {
-        let call: @Sendable () -> Void = { [self] in
-            lock.lock()
-            guard !finished, let owner else {
-                lock.unlock()
-                return
-            }
-            lock.unlock()
-            if let client = owner.client { body(client, owner) }
-        }
-        lock.lock()
-        let reporter = self.reporter
-        lock.unlock()
-        if let reporter { reporter.run(call) } else { call() }
+        call(body, finishing: false)
     }
 
     /// Runs `body` once, unless the load was already finished or stopped, where the client expects
     /// to be called (see ``ClientThread``).
     private func finish(_ body: @escaping @Sendable (any URLProtocolClient, MockURLProtocol) -> Void) {
-        let report: @Sendable () -> Void = { [self] in
+        call(body, finishing: true)
+    }
+
+    private func call(_ body: @escaping @Sendable (any URLProtocolClient, MockURLProtocol) -> Void, finishing: Bool) {
+        let run: @Sendable () -> Void = { [self] in
             lock.lock()
             guard !finished, let owner else {
                 lock.unlock()
                 return
             }
-            finished = true
+            if finishing { finished = true }
             lock.unlock()
             if let client = owner.client { body(client, owner) }
         }
         lock.lock()
         let reporter = self.reporter
         lock.unlock()
-        if let reporter { reporter.run(report) } else { report() }
+        if let reporter { reporter.run(run) } else { run() }
     }
 }
 
