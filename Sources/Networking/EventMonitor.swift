@@ -19,7 +19,9 @@ import Foundation
 /// ``retryDidDecide(_:attempt:error:context:)``, with the token refresh events in between when the call
 /// waited for one; last, ``requestDidFinish(_:result:attempts:duration:context:)``. Every event of a call
 /// is queued before the call returns or throws, so after ``NetworkProvider/waitForMonitors()`` they have
-/// all been delivered: tests need no polling.
+/// all been delivered: tests need no polling. One exception: when a call is cancelled while it waits for a
+/// token refresh, the refresh goes on for the other calls, and its `tokenRefreshDidSucceed`/`DidFail`
+/// (and the refresh request's own events) come when it ends.
 ///
 /// ```swift
 /// struct StatusCounter: EventMonitor {

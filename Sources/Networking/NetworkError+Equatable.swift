@@ -14,8 +14,10 @@ import Foundation
 ///
 /// Cases are equal when their payloads are. An error a case carries (``NetworkError/encodingFailed(_:)``,
 /// ``NetworkError/refreshFailed(_:)``, ``NetworkError/fileWriteFailed(_:)``, the last error of
-/// ``NetworkError/tooManyAttempts(_:lastError:)``) is compared by what can be compared for any error: a
-/// carried `NetworkError` by `==`, a `URLError` by its code, any other error by its type, domain and code.
+/// ``NetworkError/tooManyAttempts(_:lastError:)``) is compared by `==` when its type is `Equatable` (a
+/// carried `NetworkError`, your own `Equatable` errors), a `URLError` by its code, and any other error by its
+/// type, domain and code only (so make your error types `Equatable` to compare their payloads). Seconds
+/// compare exactly: a ``NetworkError/retryAfter(seconds:statusCode:)`` from an HTTP date is fractional.
 /// A ``NetworkError/decodingFailed(type:error:)`` compares its type name and the kind and coding path of
 /// its error.
 extension NetworkError: Equatable {
@@ -77,10 +79,20 @@ extension NetworkError: Equatable {
 
     /// Whether two carried errors are the same, as far as any two errors can be compared.
     private static func same(_ a: any Error, _ b: any Error) -> Bool {
-        if let a = a as? NetworkError, let b = b as? NetworkError { return a == b }
         if let a = a as? URLError, let b = b as? URLError { return a.code == b.code }
         if let a = a as? DecodingError, let b = b as? DecodingError { return summary(of: a) == summary(of: b) }
+        // The type's own ==, when it has one; not for NSError, whose == is identity (and a cast of a
+        // Swift error to `any Equatable` would bridge it to one: the metatype is asked instead).
+        if !(type(of: a) is NSError.Type), let equatable = type(of: a) as? any Equatable.Type {
+            return equal(as: equatable, a, b)
+        }
         let (nsA, nsB) = (a as NSError, b as NSError)
         return type(of: a) == type(of: b) && nsA.domain == nsB.domain && nsA.code == nsB.code
     }
+}
+
+/// Whether `a` and `b` are both `T`s and equal.
+private func equal<T: Equatable>(as type: T.Type, _ a: Any, _ b: Any) -> Bool {
+    guard let a = a as? T, let b = b as? T else { return false }
+    return a == b
 }

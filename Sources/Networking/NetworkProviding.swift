@@ -53,7 +53,9 @@ extension NetworkProviding {
     }
 
     /// Sends `endpoint` and decodes the body as `type`, with `adapter` run after the provider's own
-    /// interceptor for this call only: a per-call header needs no ``Interceptor`` around it.
+    /// interceptor for this call only: a per-call header needs no ``Interceptor`` around it. Only its
+    /// `adapt` is used: pass a full ``RequestInterceptor`` (an ``AuthInterceptor``, a ``RetryPolicy``) as
+    /// `interceptor:` instead, or its retries are lost.
     ///
     /// ```swift
     /// let user = try await provider.request(UserAPI.me, as: User.self, adapter: ClosureAdapter { request, _ in
@@ -80,6 +82,16 @@ extension NetworkProviding {
     /// Sends `endpoint` and returns the raw response, with `retrier` asked for this call only.
     public func response(_ endpoint: some Endpoint, retrier: any RequestRetrier) async throws -> Response {
         try await response(endpoint, interceptor: Interceptor(retriers: [retrier]))
+    }
+
+    /// Sends `endpoint` and ignores the body, with `adapter` run for this call only.
+    public func request(_ endpoint: some Endpoint, adapter: any RequestAdapter) async throws {
+        _ = try await response(endpoint, interceptor: Interceptor(adapters: [adapter]))
+    }
+
+    /// Sends `endpoint` and ignores the body, with `retrier` asked for this call only.
+    public func request(_ endpoint: some Endpoint, retrier: any RequestRetrier) async throws {
+        _ = try await response(endpoint, interceptor: Interceptor(retriers: [retrier]))
     }
 
     /// Sends `endpoint` and ignores the body: for `204 No Content` and other calls that return nothing

@@ -17,15 +17,16 @@ public struct Response: @unchecked Sendable {
     public let request: URLRequest
     /// How the call got here: every attempt's status and the whole call's duration. On a response the
     /// provider returned, it covers the call; on one an ``EventMonitor`` or a retrier sees mid-call, or one
-    /// made with ``init(data:httpResponse:request:)``, it is this attempt alone with no duration.
+    /// made without one, it is this attempt alone with no duration.
     public internal(set) var report: CallReport
 
-    /// Creates a response. The provider makes these; tests and retriers may make their own.
-    public init(data: Data, httpResponse: HTTPURLResponse, request: URLRequest) {
+    /// Creates a response. The provider makes these; tests, fakes and retriers may make their own.
+    /// Without `report`, the report is this one attempt, with no duration.
+    public init(data: Data, httpResponse: HTTPURLResponse, request: URLRequest, report: CallReport? = nil) {
         self.data = data
         self.httpResponse = httpResponse
         self.request = request
-        self.report = CallReport(statusCodes: [httpResponse.statusCode], duration: 0)
+        self.report = report ?? CallReport(statusCodes: [httpResponse.statusCode], duration: 0)
     }
 
     /// The HTTP status code.

@@ -109,6 +109,21 @@ struct DeveloperExperienceTests {
                 == .tooManyAttempts(3, lastError: NetworkError.invalidStatusCode(503)))
         #expect(NetworkError.refreshFailed(URLError(.timedOut)) != .refreshFailed(CocoaError(.fileNoSuchFile)))
         #expect(NetworkError.cancelled != .sessionExpired)
+        // an Equatable error of the app's is compared by its own ==; another by type, domain and code
+        struct AppError: Error, Equatable { let code: String }
+        struct OpaqueError: Error { let code: String }
+        #expect(NetworkError.refreshFailed(AppError(code: "E001")) == .refreshFailed(AppError(code: "E001")))
+        #expect(NetworkError.refreshFailed(AppError(code: "E001")) != .refreshFailed(AppError(code: "E999")))
+        #expect(NetworkError.refreshFailed(OpaqueError(code: "a")) == .refreshFailed(OpaqueError(code: "b")))
+        #expect(NetworkError.refreshFailed(AppError(code: "a")) != .refreshFailed(OpaqueError(code: "a")))
+    }
+
+    @Test func aFakeProviderCanReturnAResponseWithItsOwnReport() throws {
+        let http = try #require(HTTPURLResponse(url: URL(string: "https://api.example.com")!, statusCode: 200, httpVersion: nil, headerFields: nil))
+        let response = Response(
+            data: Data(), httpResponse: http, request: URLRequest(url: http.url!),
+            report: CallReport(statusCodes: [401, 200], duration: 0.2))
+        #expect(response.report.attempts == 2)
     }
 
     @Test func theInMemoryStoreReadsLikeAnyStore() async throws {
