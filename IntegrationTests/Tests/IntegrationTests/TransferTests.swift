@@ -36,7 +36,9 @@ func makeScratchFolder() throws -> URL {
 
 /// Writes a file of `megabytes` MiB of varied bytes, 1 MiB at a time.
 func writeFile(_ url: URL, megabytes: Int) throws {
-    FileManager.default.createFile(atPath: url.path, contents: nil)
+    guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+        throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path])
+    }
     let handle = try FileHandle(forWritingTo: url)
     defer { try? handle.close() }
     var block = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 9) })
@@ -227,7 +229,7 @@ struct TransferTests {
             for try await event in stream.events {
                 events.append(event)
                 // the first event is here before the server sent the rest: it was not buffered
-                if events.count == 1 { try await client.plain.response(client.call("/events/open", .post)) }
+                if events.count == 1 { _ = try await client.plain.response(client.call("/events/open", .post)) }
             }
             // THEN one refresh preceded the stream, and every event came whole, UTF-8 included
             #expect(await server.state.refreshCount == 1)
