@@ -37,11 +37,13 @@ final class AttemptWatch: @unchecked Sendable {
         timer?.cancel()
     }
 
-    /// Calls `target.expire()` once `expiry` (if any) has passed, unless ``unwatch(_:)`` came first.
+    /// Calls `target.expire()` once `expiry` has passed, unless ``unwatch(_:)`` came first. Without an
+    /// expiry (no deadline) there is nothing to watch.
     func watch(_ target: any Watched, until expiry: DispatchTime?) {
+        guard let expiry else { return }
         lock.lock()
         defer { lock.unlock() }
-        watched[ObjectIdentifier(target)] = Entry(expiry: expiry?.uptimeNanoseconds ?? .max, target: target)
+        watched[ObjectIdentifier(target)] = Entry(expiry: expiry.uptimeNanoseconds, target: target)
         idleTicks = 0
         if timer == nil { startTimer() }
     }

@@ -58,11 +58,7 @@ extension Endpoint {
     /// The size of a ``RequestBody/file(_:contentType:)`` body, or
     /// ``NetworkError/invalidRequest(field:reason:)`` when it is not a readable regular file.
     static func size(ofBodyFile file: URL) throws -> Int64 {
-        guard file.isFileURL, FileManager.default.isReadableFile(atPath: file.path),
-            let attributes = try? FileManager.default.attributesOfItem(atPath: file.path),   // unreadable is reported below
-            attributes[.type] as? FileAttributeType == .typeRegular,
-            let size = (attributes[.size] as? NSNumber)?.int64Value
-        else {
+        guard let size = RequestBody.sizeOfReadableRegularFile(file) else {
             throw NetworkError.invalidRequest(field: "body file", reason: "does not exist, is not a regular file or cannot be read")
         }
         return size

@@ -159,8 +159,7 @@ public final class NetworkProvider: NetworkProviding {
         let started = DispatchTime.now()
         let context = RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: refreshing)
         var sent: URLRequest?
-        var attempts = 0
-        var statuses: [Int?] = []
+        var statuses: [Int?] = []   // one per attempt: its status, or nil when none came
         var spooled: URL?
         defer { if let spooled { try? FileManager.default.removeItem(at: spooled) } }   // our temporary copy; nothing to report
         do {
@@ -184,17 +183,17 @@ public final class NetworkProvider: NetworkProviding {
             if !events.isEmpty { events.send { [built] in $0.requestDidBuild(built, context: context) } }
             var (response, delivered) = try await run(
                 built, for: endpoint, context: context, chain: chain(with: interceptor), deadline: deadline,
-                mode: mode, sent: &sent, attempts: &attempts, statuses: &statuses)
+                mode: mode, sent: &sent, statuses: &statuses)
             let duration = started.secondsElapsed
             response.report = CallReport(statusCodes: statuses, duration: duration)
             if !events.isEmpty {
-                let (last, count, finished) = (sent ?? built, attempts, response)
+                let (last, count, finished) = (sent ?? built, statuses.count, response)
                 events.send { $0.requestDidFinish(last, result: .success(finished), attempts: count, duration: duration, context: context) }
             }
             return (response, delivered)
         } catch {
             if !events.isEmpty, let last = sent {
-                let (count, duration) = (attempts, started.secondsElapsed)
+                let (count, duration) = (statuses.count, started.secondsElapsed)
                 events.send { $0.requestDidFinish(last, result: .failure(error), attempts: count, duration: duration, context: context) }
             }
             throw error
@@ -210,12 +209,11 @@ public final class NetworkProvider: NetworkProviding {
         deadline: Deadline,
         mode: TransferMode,
         sent: inout URLRequest?,
-        attempts: inout Int,
         statuses: inout [Int?]
     ) async throws -> (response: Response, delivered: DeliveredBody?) {
         while true {
-            attempts += 1
             statuses.append(nil)
+            let attempts = statuses.count
             if Task.isCancelled { throw NetworkError.cancelled }
             if deadline.hasPassed { throw deadline.exceeded }
             var request = built
@@ -389,8 +387,7 @@ public final class NetworkProvider: NetworkProviding {
                 } else {
                     task = session.dataTask(with: request)
                 }
-                delegate.register(transfer, for: task)
-                if let built { delegate.remember(builtRequest: built, for: task) }
+                delegate.register(transfer, builtRequest: built, for: task)
                 handle.start(task)
             }
         } onCancel: {
@@ -423,7 +420,7 @@ public final class NetworkProvider: NetworkProviding {
             case (nil, let challenged?):
                 // A cancelled challenge (Linux): the 401 is the answer, with the body that came before it.
                 return .success((data ?? Data(), challenged, nil))
-            default:
+            case (.cancelled?, _), (nil, nil):
                 return .failure(error)
             }
         }

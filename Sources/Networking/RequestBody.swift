@@ -77,3 +77,15 @@ public enum RequestBody: Sendable {
         }
     }
 }
+
+extension RequestBody {
+    /// The size of the file at `url` when it is a regular file this process can read (not a folder, pipe
+    /// or device), else `nil`: what a file body, or a form's file part, may be sent from.
+    static func sizeOfReadableRegularFile(_ url: URL) -> Int64? {
+        guard url.isFileURL, FileManager.default.isReadableFile(atPath: url.path),
+            let attributes = try? FileManager.default.attributesOfItem(atPath: url.path),   // missing: nil, as asked
+            attributes[.type] as? FileAttributeType == .typeRegular
+        else { return nil }
+        return (attributes[.size] as? NSNumber)?.int64Value
+    }
+}

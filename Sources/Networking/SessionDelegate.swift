@@ -21,7 +21,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     /// The most redirects one task follows (as browsers do, about 20; URLSession on Linux has no limit).
     static let maximumRedirects = 16
 
-    /// What the delegate knows about one task, from ``remember(builtRequest:for:)`` or its callbacks
+    /// What the delegate knows about one task, from ``register(_:builtRequest:for:)`` and its callbacks
     /// until ``finish(_:)``.
     struct TaskState {
         /// The request as the endpoint built it, before the interceptors adapted it.
@@ -40,19 +40,13 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     private let lock = NSLock()
     private var states: [Int: TaskState] = [:]
 
-    /// Remembers the request `task` sends as the endpoint built it (before the interceptors adapted
-    /// it). Which headers were added is worked out only if a redirect happens.
-    func remember(builtRequest: URLRequest, for task: URLSessionTask) {
+    /// Sends `task`'s callbacks to `transfer` (call before resuming it), and remembers the request as the
+    /// endpoint built it, before the interceptors adapted it, when they did. Which headers they added is
+    /// worked out only if a redirect happens.
+    func register(_ transfer: DelegateTransfer, builtRequest: URLRequest?, for task: URLSessionTask) {
         lock.lock()
         defer { lock.unlock() }
-        states[task.taskIdentifier, default: TaskState()].built = builtRequest
-    }
-
-    /// Sends `task`'s callbacks to `transfer` (call before resuming it).
-    func register(_ transfer: DelegateTransfer, for task: URLSessionTask) {
-        lock.lock()
-        defer { lock.unlock() }
-        states[task.taskIdentifier, default: TaskState()].transfer = transfer
+        states[task.taskIdentifier] = TaskState(built: builtRequest, transfer: transfer)
     }
 
     private func transfer(of task: URLSessionTask) -> DelegateTransfer? {

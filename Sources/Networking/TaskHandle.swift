@@ -7,18 +7,17 @@ import Foundation
 /// The `URLSessionTask` of one attempt, so that cancelling the calling task can cancel it, whichever
 /// of the two happens first.
 final class TaskHandle: WatchedAttempt, @unchecked Sendable {
-    // @unchecked: `task`, `isCancelled`, `expired` and `tooLarge` are guarded by `lock`.
+    // @unchecked: `task`, `isCancelled` and `expired` are guarded by `lock`.
     private let lock = NSLock()
     private var task: URLSessionTask?
     private var isCancelled = false
     private var expired = false
-    private var tooLarge = false
-    /// Why the task was stopped, if it was.
+
+    /// Why the task was stopped from outside, if it was. (A body over the size limit is the transfer's
+    /// own verdict: ``DelegateTransfer`` reports it as its error.)
     enum Stop {
-        /// The calling task was cancelled (``cancel()``); this wins over the others.
+        /// The calling task was cancelled (``cancel()``); this wins over the deadline.
         case cancelled
-        /// The body, or its declared length, was over the size limit (``stopForSize()``).
-        case tooLarge
         /// The call's deadline passed (``expire()``).
         case expired
     }
@@ -28,14 +27,12 @@ final class TaskHandle: WatchedAttempt, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if isCancelled { return .cancelled }
-        if tooLarge { return .tooLarge }
         return expired ? .expired : nil
     }
 
-    /// The body is over the size limit: cancels the task.
-    func stopForSize() {
+    /// Cancels the task, if it started, without saying why (the caller knows: a body over its limit).
+    func cancelTask() {
         lock.lock()
-        tooLarge = true
         let task = self.task
         lock.unlock()
         task?.cancel()

@@ -195,6 +195,6 @@ final class DelegateTransfer: @unchecked Sendable {
     private func stopForSize(limit: Int) {
         exceededLimit = limit
         gathered = Data()
-        handle.stopForSize()
+        handle.cancelTask()
     }
 }

@@ -140,14 +140,8 @@ extension MultipartForm {
             } catch {
                 throw NetworkError.invalidRequest(field: "\(field)'s headers", reason: "a name or value has CR, LF, NUL or a byte a header cannot hold")
             }
-            if case .file(let url) = part.content {
-                var isFolder: ObjCBool = false
-                guard url.isFileURL, FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder), !isFolder.boolValue,
-                    FileManager.default.isReadableFile(atPath: url.path),
-                    (try? FileManager.default.attributesOfItem(atPath: url.path)[.type] as? FileAttributeType) == .typeRegular   // not a pipe or device
-                else {
-                    throw NetworkError.invalidRequest(field: "\(field)'s file", reason: "does not exist, is not a regular file or cannot be read")
-                }
+            if case .file(let url) = part.content, RequestBody.sizeOfReadableRegularFile(url) == nil {
+                throw NetworkError.invalidRequest(field: "\(field)'s file", reason: "does not exist, is not a regular file or cannot be read")
             }
         }
     }
