@@ -185,7 +185,7 @@ public final class NetworkProvider: NetworkProviding {
                 built, for: endpoint, context: context, chain: chain(with: interceptor), deadline: deadline,
                 mode: mode, sent: &sent, statuses: &statuses)
             let duration = started.secondsElapsed
-            response.report = CallReport(statusCodes: statuses, duration: duration)
+            response.storedReport = CallReport(statusCodes: statuses, duration: duration)
             if !events.isEmpty {
                 let (last, count, finished) = (sent ?? built, statuses.count, response)
                 events.send { $0.requestDidFinish(last, result: .success(finished), attempts: count, duration: duration, context: context) }

@@ -18,7 +18,12 @@ public struct Response: @unchecked Sendable {
     /// How the call got here: every attempt's status and the whole call's duration. On a response the
     /// provider returned, it covers the call; on one an ``EventMonitor`` or a retrier sees mid-call, or one
     /// made without one, it is this attempt alone with no duration.
-    public internal(set) var report: CallReport
+    public var report: CallReport {
+        storedReport ?? CallReport(statusCodes: [httpResponse.statusCode], duration: 0)
+    }
+    /// The call's report once the provider made it; `nil` on a mid-call response (built on demand then,
+    /// so that no attempt pays for an array it is never asked for).
+    var storedReport: CallReport?
 
     /// Creates a response. The provider makes these; tests, fakes and retriers may make their own.
     /// Without `report`, the report is this one attempt, with no duration.
@@ -26,7 +31,7 @@ public struct Response: @unchecked Sendable {
         self.data = data
         self.httpResponse = httpResponse
         self.request = request
-        self.report = report ?? CallReport(statusCodes: [httpResponse.statusCode], duration: 0)
+        self.storedReport = report
     }
 
     /// The HTTP status code.
