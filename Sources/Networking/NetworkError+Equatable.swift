@@ -41,6 +41,9 @@ extension NetworkError: Equatable {
         case let .redirectWouldForwardBody(a):
             guard case let .redirectWouldForwardBody(b) = rhs else { return false }
             return a == b
+        case let .insecureRedirect(a):
+            guard case let .insecureRedirect(b) = rhs else { return false }
+            return a == b
         case let .decodingFailed(type, error):
             guard case let .decodingFailed(otherType, otherError) = rhs else { return false }
             return type == otherType && summary(of: error) == summary(of: otherError)

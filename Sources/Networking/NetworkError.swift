@@ -31,11 +31,15 @@ public enum NetworkError: Error, Sendable {
     case transportFailed(URLError)
     /// The server answered with a status the endpoint does not accept (by default, anything outside 2xx).
     case invalidStatusCode(Int)
-    /// The server redirected a request that has a body to another origin (scheme, host or port) with
-    /// a status that resends the method and body (307 or 308, or any redirect URLSession would resend
-    /// the body for), so the redirect was not followed: the body never goes to another origin. Carries
-    /// the redirect's status code. A redirect to the same origin is followed as usual.
+    /// The server redirected a request that has a body (in memory, a file or a form) to another origin
+    /// (scheme, host or port) with a status that keeps the body (307 or 308, or a 301/302 of a method
+    /// other than POST), so the redirect was not followed: the body never goes to another origin, on
+    /// any platform. Carries the redirect's status code. A redirect to the same origin is followed.
     case redirectWouldForwardBody(statusCode: Int)
+    /// The server redirected an https request to plain http, which would send the request (and the
+    /// cookies and headers that go to its origin) unencrypted; it was not followed. Allow it with the
+    /// provider's `allowsInsecureRedirects`. Carries the redirect's status code.
+    case insecureRedirect(statusCode: Int)
     /// The response body could not be decoded as `type`.
     case decodingFailed(type: String, error: DecodingError)
     /// The calling task was cancelled; the request was stopped and not retried.
@@ -87,6 +91,8 @@ extension NetworkError: CustomStringConvertible, LocalizedError {
         case let .redirectWouldForwardBody(code):
             return
                 "The server redirected the request (status \(code)) to another origin; it was not followed, since that would have sent the request body there."
+        case let .insecureRedirect(code):
+            return "The server redirected the request (status \(code)) from https to http; it was not followed."
         case let .decodingFailed(type, error):
             return "The response could not be decoded as \(type): \(Self.summary(of: error))."
         case .cancelled:

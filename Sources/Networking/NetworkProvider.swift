@@ -39,6 +39,11 @@ public final class NetworkProvider: NetworkProviding {
     public let deadline: TimeInterval
     /// The largest response body of a call whose endpoint names none, in bytes.
     public let maximumResponseSize: Int
+    /// What a call whose endpoint names no ``Endpoint/redirectBehavior`` does with a redirect.
+    public let redirectBehavior: RedirectBehavior
+    /// Whether a redirect from https to http is followed (`false`: it fails with
+    /// ``NetworkError/insecureRedirect(statusCode:)``).
+    public let allowsInsecureRedirects: Bool
     private let encoder: JSONEncoder
     private let decoder: JSONDecoder
     private let errorMapper: ErrorResponseMapper?
@@ -65,6 +70,11 @@ public final class NetworkProvider: NetworkProviding {
     ///   - maximumResponseSize: the largest response body of a call whose
     ///     ``Endpoint/maximumResponseSize`` is `nil`, in bytes; ``defaultMaximumResponseSize`` (64 MiB)
     ///     by default. A larger one ends the call with ``NetworkError/responseTooLarge(limit:)``.
+    ///   - redirectBehavior: what a call does with a redirect when its endpoint does not say;
+    ///     ``RedirectBehavior/follow`` by default. The provider follows redirects itself, by the same
+    ///     rules on every platform (see ``RedirectBehavior``).
+    ///   - allowsInsecureRedirects: whether a redirect from https to http is followed; `false` by
+    ///     default, so such a redirect fails with ``NetworkError/insecureRedirect(statusCode:)``.
     ///   - errorMapper: turns an unacceptable response into the app's error; see ``ErrorResponseMapper``.
     ///   - monitors: observers of every call; see ``EventMonitor`` for when they are called.
     ///   - sleep: waits out a ``RetryResult/retryWithDelay(_:)``; by default `Task.sleep`. Tests pass one
@@ -77,6 +87,8 @@ public final class NetworkProvider: NetworkProviding {
         maximumAttempts: Int = NetworkProvider.defaultMaximumAttempts,
         deadline: TimeInterval = NetworkProvider.defaultDeadline,
         maximumResponseSize: Int = NetworkProvider.defaultMaximumResponseSize,
+        redirectBehavior: RedirectBehavior = .follow,
+        allowsInsecureRedirects: Bool = false,
         errorMapper: ErrorResponseMapper? = nil,
         monitors: [any EventMonitor] = [],
         sleep: @escaping @Sendable (TimeInterval) async throws -> Void = NetworkProvider.taskSleep
@@ -94,6 +106,8 @@ public final class NetworkProvider: NetworkProviding {
         self.maximumAttempts = max(1, maximumAttempts)
         self.deadline = deadline
         self.maximumResponseSize = max(maximumResponseSize, 0)
+        self.redirectBehavior = redirectBehavior
+        self.allowsInsecureRedirects = allowsInsecureRedirects
         self.errorMapper = errorMapper
         self.events = EventDispatcher(monitors)
         self.sleep = sleep
@@ -160,6 +174,7 @@ public final class NetworkProvider: NetworkProviding {
         let context = RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: refreshing)
         var sent: URLRequest?
         var statuses: [Int?] = []   // one per attempt: its status, or nil when none came
+        var hops: [RedirectHop] = []
         var spooled: URL?
         defer { if let spooled { try? FileManager.default.removeItem(at: spooled) } }   // our temporary copy; nothing to report
         do {
@@ -173,7 +188,7 @@ public final class NetworkProvider: NetworkProviding {
                 let file = FileManager.default.temporaryDirectory.appendingPathComponent("networking-\(UUID().uuidString).multipart")
                 spooled = file
                 let (contentType, length) = try form.spool(to: file)
-                if built.value(forHTTPHeaderField: "Content-Type") == nil { built.setValue(contentType, forHTTPHeaderField: "Content-Type") }
+                built.setValue(contentType, forHTTPHeaderField: "Content-Type")   // the boundary always wins over an endpoint's type
                 built.setValue(String(length), forHTTPHeaderField: "Content-Length")
                 mode.bodyFile = file
             case .inline?, nil:
@@ -183,9 +198,9 @@ public final class NetworkProvider: NetworkProviding {
             if !events.isEmpty { events.send { [built] in $0.requestDidBuild(built, context: context) } }
             var (response, delivered) = try await run(
                 built, for: endpoint, context: context, chain: chain(with: interceptor), deadline: deadline,
-                mode: mode, sent: &sent, statuses: &statuses)
+                mode: mode, sent: &sent, statuses: &statuses, hops: &hops)
             let duration = started.secondsElapsed
-            response.storedReport = CallReport(statusCodes: statuses, duration: duration)
+            response.storedReport = CallReport(statusCodes: statuses, duration: duration, redirects: hops)
             if !events.isEmpty {
                 let (last, count, finished) = (sent ?? built, statuses.count, response)
                 events.send { $0.requestDidFinish(last, result: .success(finished), attempts: count, duration: duration, context: context) }
@@ -209,7 +224,8 @@ public final class NetworkProvider: NetworkProviding {
         deadline: Deadline,
         mode: TransferMode,
         sent: inout URLRequest?,
-        statuses: inout [Int?]
+        statuses: inout [Int?],
+        hops: inout [RedirectHop]
     ) async throws -> (response: Response, delivered: DeliveredBody?) {
         while true {
             statuses.append(nil)
@@ -231,10 +247,11 @@ public final class NetworkProvider: NetworkProviding {
                 if !events.isEmpty { events.send { [request] in $0.taskDidStart(request, context: context) } }
                 let taskStarted = DispatchTime.now()
                 let limit = endpoint.maximumResponseSize ?? maximumResponseSize
-                let (data, httpResponse, delivered) = try await send(
-                    request, builtAs: chain == nil ? nil : built, deadline: deadline,
-                    limits: (delivery: mode.sizeLimit ?? limit, gathered: limit), mode: mode)
-                let received = Response(data: data, httpResponse: httpResponse, request: request)
+                let (data, httpResponse, delivered, last) = try await send(
+                    request, builtAs: chain == nil ? nil : built, for: endpoint, context: context, deadline: deadline,
+                    limits: (delivery: mode.sizeLimit ?? limit, gathered: limit), mode: mode, attempt: attempts, hops: &hops)
+                sent = last
+                let received = Response(data: data, httpResponse: httpResponse, request: last)
                 response = received
                 statuses[statuses.count - 1] = httpResponse.statusCode
                 if !events.isEmpty {
@@ -301,48 +318,88 @@ public final class NetworkProvider: NetworkProviding {
         return response
     }
 
-    /// Sends one request; cancelling the calling task cancels the `URLSessionTask` at once.
-    /// When `built` (the request before adaptation) is given, the headers the interceptors added are
-    /// removed if a redirect leaves the request's origin (see ``RedirectPolicy``). A redirect that would
-    /// send the body to another origin ends the attempt with
-    /// ``NetworkError/redirectWouldForwardBody(statusCode:)``. On Linux, where URLSession drops the body
-    /// of a redirect it follows, a same-origin 307/308 with a body is sent again here, body included.
+    /// Sends one attempt's request and follows its redirects (see ``RedirectPolicy``): each hop is a new
+    /// task, its body sent again from where it lives (memory, the endpoint's file, the spooled form).
+    /// Cancelling the calling task cancels the `URLSessionTask` at once. `built` is the request before
+    /// the interceptors adapted it, when they did: the headers they added never go to another origin.
+    /// Returns the last hop's body, response, delivery and request.
     private func send(
         _ request: URLRequest,
         builtAs built: URLRequest?,
+        for endpoint: some Endpoint,
+        context: RequestContext,
         deadline: Deadline,
         limits: (delivery: Int, gathered: Int),
-        mode: TransferMode
-    ) async throws -> (Data, HTTPURLResponse, DeliveredBody?) {
-        var next = request
-        for _ in 0..<16 {   // resends of same-origin 307/308s; each transfer follows at most 16 redirects itself
+        mode: TransferMode,
+        attempt: Int,
+        hops: inout [RedirectHop]
+    ) async throws -> (Data, HTTPURLResponse, DeliveredBody?, URLRequest) {
+        let behavior = endpoint.redirectBehavior ?? redirectBehavior
+        var current = request
+        var mode = mode
+        var followed = 0
+        while true {
             if deadline.hasPassed { throw deadline.exceeded }
-            let (data, response, refused, delivered) = try await transfer(next, builtAs: built, deadline: deadline, limits: limits, mode: mode)
-            switch refused {
-            case nil, .follow?: return (data, response, delivered)
-            case .refuse(let statusCode)?: throw NetworkError.redirectWouldForwardBody(statusCode: statusCode)
-            case .resend(let redirected)?: next = redirected
-            case .fail(let code)?: throw URLError(code)
+            let (data, response, delivered) = try await transfer(current, deadline: deadline, limits: limits, mode: mode, followsRedirects: behavior.follows)
+            guard behavior.follows else { return (data, response, delivered, current) }
+            var decision = RedirectPolicy.decision(
+                statusCode: response.statusCode, location: response.value(forHTTPHeaderField: "Location"), current: current, attempt: request,
+                adaptedHeaders: built.map { RedirectPolicy.headersAdded(by: request, to: $0) } ?? [],
+                hasBody: mode.bodyFile != nil || RedirectPolicy.hasBody(current), allowsInsecure: allowsInsecureRedirects)
+            if case .follow(let proposed, let keepsBody) = decision, case .modify(let modifier) = behavior.kind {
+                guard let modified = try await modifier(proposed, response) else { return (data, response, delivered, current) }
+                decision = RedirectPolicy.checked(
+                    modified, proposed: proposed, statusCode: response.statusCode, attempt: request, keepsBody: keepsBody, current: current,
+                    allowsInsecure: allowsInsecureRedirects)
+            }
+            switch decision {
+            case .answer:
+                return (data, response, delivered, current)
+            case .fail(let error):
+                throw error
+            case .follow(let next, let keepsBody):
+                followed += 1
+                guard followed <= RedirectPolicy.maximumHops else { throw URLError(.httpTooManyRedirects) }
+                if case .file(let file)? = delivered { try? FileManager.default.removeItem(at: file) }   // not the answer; ours to remove
+                storeCookies(of: response)
+                if !keepsBody { mode.bodyFile = nil }
+                let hop = RedirectHop(statusCode: response.statusCode, from: current.url, to: next, attempt: attempt)
+                hops.append(hop)
+                if !events.isEmpty { events.send { $0.requestDidRedirect(hop, context: context) } }
+                current = next
             }
         }
-        throw URLError(.httpTooManyRedirects)
+    }
+
+    /// Saves the cookies a redirect set, as URLSession would for a redirect it followed, so the next hop
+    /// (a new task) sends them: when the session's configuration stores and sends cookies.
+    private func storeCookies(of response: HTTPURLResponse) {
+        guard let url = response.url, response.value(forHTTPHeaderField: "Set-Cookie") != nil else { return }
+        let configuration = session.configuration
+        guard configuration.httpShouldSetCookies, configuration.httpCookieAcceptPolicy != .never,
+            let storage = configuration.httpCookieStorage
+        else { return }
+        var fields: [String: String] = [:]
+        for (name, value) in response.allHeaderFields { fields["\(name)"] = "\(value)" }
+        let cookies = HTTPCookie.cookies(withResponseHeaderFields: fields, for: url)
+        if !cookies.isEmpty { storage.setCookies(cookies, for: url, mainDocumentURL: nil) }
     }
 
     /// One `URLSessionTask`, driven by the session delegate (see ``DelegateTransfer``): the body (gathered,
-    /// written to a download's file, or streamed), the response, and the redirect the session delegate did
-    /// not let it follow, if any (the response is then that redirect's). A streamed body is returned as soon
-    /// as an accepted response arrives; the deadline then no longer applies to it, its reader owns it.
+    /// written to a download's file, or streamed) and the response, which may be a redirect (URLSession
+    /// follows none). A streamed body is returned as soon as an accepted response arrives; the deadline
+    /// then no longer applies to it, its reader owns it.
     ///
     /// Every attempt goes this way, plain requests included: only the delegate's callbacks let the size
     /// limit stop a body of undeclared length (chunked, or decompressed from gzip) while it arrives. On
     /// Linux it costs more instructions than a completion handler (see Docs/Performance.md).
     private func transfer(
         _ request: URLRequest,
-        builtAs built: URLRequest?,
         deadline: Deadline,
         limits: (delivery: Int, gathered: Int),
-        mode: TransferMode
-    ) async throws -> (Data, HTTPURLResponse, RedirectPolicy.Decision?, DeliveredBody?) {
+        mode: TransferMode,
+        followsRedirects: Bool
+    ) async throws -> (Data, HTTPURLResponse, DeliveredBody?) {
         let handle = TaskHandle()
         let attemptWatch = self.attemptWatch
         attemptWatch.watch(handle, until: deadline.expiry)
@@ -352,32 +409,25 @@ public final class NetworkProvider: NetworkProviding {
         let delivery: DelegateTransfer.Delivery = download.map { .file($0) } ?? (mode.streams ? .stream : .buffer)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation {
-                (continuation: CheckedContinuation<(Data, HTTPURLResponse, RedirectPolicy.Decision?, DeliveredBody?), any Error>) in
+                (continuation: CheckedContinuation<(Data, HTTPURLResponse, DeliveredBody?), any Error>) in
                 var onStream: (@Sendable (HTTPURLResponse, BodyChannel) -> Void)?
                 if mode.streams {
                     onStream = { response, channel in
                         attemptWatch.unwatch(handle)   // the deadline stops here: a tick must not cancel the stream handed out
-                        continuation.resume(returning: (Data(), response, nil, DeliveredBody.stream(channel)))
+                        continuation.resume(returning: (Data(), response, DeliveredBody.stream(channel)))
                     }
                 }
                 let transfer = DelegateTransfer(
-                    delivery: delivery, acceptable: mode.acceptable, deliveryLimit: limits.delivery, gatherLimit: limits.gathered, request: request,
+                    delivery: delivery, acceptable: mode.acceptable, followsRedirects: followsRedirects, deliveryLimit: limits.delivery,
+                    gatherLimit: limits.gathered, request: request,
                     progress: mode.progress, uploadSize: mode.progress == nil ? 0 : Self.uploadSize(of: request, from: mode.bodyFile),
                     handle: handle, onStream: onStream,
                     onComplete: { data, response, error, state in
                         switch Self.outcome(data: data, response: response, error: error, state: state, handle: handle, deadline: deadline) {
                         case .failure(let failure):
                             continuation.resume(throwing: failure)
-                        case .success(let (body, http, refused)):
-                            var delivered: DeliveredBody?
-                            if let download {
-                                if refused == nil {
-                                    delivered = .file(download)
-                                } else {
-                                    try? FileManager.default.removeItem(at: download)   // an accepted redirect's body is not the download
-                                }
-                            }
-                            continuation.resume(returning: (body, http, refused, delivered))
+                        case .success(let (body, http)):
+                            continuation.resume(returning: (body, http, download.map { .file($0) }))
                         }
                     })
                 let task: URLSessionTask
@@ -387,7 +437,7 @@ public final class NetworkProvider: NetworkProviding {
                 } else {
                     task = session.dataTask(with: request)
                 }
-                delegate.register(transfer, builtRequest: built, for: task)
+                delegate.register(transfer, for: task)
                 handle.start(task)
             }
         } onCancel: {
@@ -410,7 +460,7 @@ public final class NetworkProvider: NetworkProviding {
     private static func outcome(
         data: Data?, response: URLResponse?, error: (any Error)?, state: SessionDelegate.TaskState?,
         handle: TaskHandle, deadline: Deadline
-    ) -> Result<(Data, HTTPURLResponse, RedirectPolicy.Decision?), any Error> {
+    ) -> Result<(Data, HTTPURLResponse), any Error> {
         if let error {
             if error is NetworkError { return .failure(error) }   // the transfer's own verdict: too large, a file not written
             let challenged = (error as? URLError)?.code == .cancelled ? state?.challengedResponse : nil
@@ -419,13 +469,13 @@ public final class NetworkProvider: NetworkProviding {
                 return .failure(deadline.exceeded)
             case (nil, let challenged?):
                 // A cancelled challenge (Linux): the 401 is the answer, with the body that came before it.
-                return .success((data ?? Data(), challenged, nil))
+                return .success((data ?? Data(), challenged))
             case (.cancelled?, _), (nil, nil):
                 return .failure(error)
             }
         }
         guard let httpResponse = response as? HTTPURLResponse else { return .failure(URLError(.badServerResponse)) }
-        return .success((data ?? Data(), httpResponse, state?.refusedRedirect))
+        return .success((data ?? Data(), httpResponse))
     }
 
     /// Whether a response to `request` declares the length of a body it sends: not for a HEAD, nor for a

@@ -56,11 +56,14 @@ public struct CallReport: Sendable, Equatable {
     /// The whole call's duration in seconds, from building the request to the returned response
     /// (retries, their delays and a token refresh the call waited for included).
     public var duration: TimeInterval
+    /// The redirects the call followed, in order, across its attempts (URLs redacted).
+    public var redirects: [RedirectHop]
 
     /// Creates a report.
-    public init(statusCodes: [Int?], duration: TimeInterval) {
+    public init(statusCodes: [Int?], duration: TimeInterval, redirects: [RedirectHop] = []) {
         self.statusCodes = statusCodes
         self.duration = duration
+        self.redirects = redirects
     }
 
     /// How many attempts the call made.

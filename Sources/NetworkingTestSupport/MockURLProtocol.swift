@@ -1,4 +1,5 @@
 import Foundation
+import Networking
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -12,7 +13,7 @@ import Foundation
 public final class MockURLProtocol: URLProtocol {
 
     /// The header that names the ``MockServer`` a request is for.
-    public static let serverHeader = "X-Mock-Server"
+    public static let serverHeader = RedirectPolicy.mockRoutingHeader   // "X-Mock-Server", kept on every redirect hop
 
     private static let registryLock = NSLock()
     nonisolated(unsafe) private static var servers: [String: WeakServer] = [:]

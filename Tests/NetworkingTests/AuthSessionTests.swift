@@ -153,25 +153,6 @@ struct AuthSessionTests {
         #expect(api.refreshCount == 0)
     }
 
-    @Test func headersAnAdapterAddedAreDroppedOnACrossOriginRedirect() throws {
-        // GIVEN a request whose token an adapter put in a custom header
-        let built = try TestEndpoint(headers: ["Accept": "application/json"]).urlRequest()
-        var adapted = built
-        adapted.setValue("raw-token", forHTTPHeaderField: "accessToken")
-        let added = RedirectPolicy.headersAdded(by: adapted, to: built)
-        #expect(added.map { $0.lowercased() } == ["accesstoken"])
-        var redirect = adapted
-        // WHEN it is redirected to another host, and to the same origin
-        redirect.url = URL(string: "https://cdn.example.net/x")!
-        let crossOrigin = RedirectPolicy.request(redirect, redirectedFrom: adapted, adaptedHeaders: added)
-        redirect.url = URL(string: "https://api.example.com/v2/x")!
-        let sameOrigin = RedirectPolicy.request(redirect, redirectedFrom: adapted, adaptedHeaders: added)
-        // THEN only the cross-origin one loses it
-        #expect(crossOrigin.value(forHTTPHeaderField: "accessToken") == nil)
-        #expect(crossOrigin.value(forHTTPHeaderField: "Accept") == "application/json")
-        #expect(sameOrigin.value(forHTTPHeaderField: "accessToken") == "raw-token")
-    }
-
     @Test func dumpingACredentialHidesTheTokens() {
         var text = ""
         dump(Credential(accessToken: "secret-a", refreshToken: "secret-r"), to: &text)

@@ -45,6 +45,9 @@ extension Endpoint {
             for (name, value) in headers {
                 request.setValue(value, forHTTPHeaderField: name)
             }
+            if case .multipart = self.body, case .inline(_, let contentType)? = body {
+                request.setValue(contentType, forHTTPHeaderField: "Content-Type")   // never a form without its boundary
+            }
         }
         return (request, body)
     }

@@ -35,7 +35,8 @@ public protocol Endpoint: Sendable {
     var path: String { get }
     /// The method. Default: `.get`.
     var method: HTTPMethod { get }
-    /// Header fields set on the request; they win over the `Content-Type` the body implies. Default: none.
+    /// Header fields set on the request; they win over the `Content-Type` the body implies, except a
+    /// ``RequestBody/multipart(_:)`` form's, whose boundary is part of it. Default: none.
     var headers: [String: String] { get }
     /// Query items appended after any query in ``baseURL``, names and values unescaped. Default: none.
     var queryItems: [URLQueryItem] { get }
@@ -67,6 +68,10 @@ public protocol Endpoint: Sendable {
     /// call that returns `false` (sign-in, sign-up, token refresh) and never refresh because of it.
     /// Default: `true`.
     var requiresAuthentication: Bool { get }
+    /// What a call to this endpoint does with a redirect, or `nil` for the provider's
+    /// (``NetworkProvider/redirectBehavior``, ``RedirectBehavior/follow`` unless the provider was given
+    /// another). Default: `nil`.
+    var redirectBehavior: RedirectBehavior? { get }
 }
 
 extension Endpoint {
@@ -80,6 +85,7 @@ extension Endpoint {
     public var maximumResponseSize: Int? { nil }
     public var acceptableStatusCodes: Set<Int> { StatusCodes.success }
     public var requiresAuthentication: Bool { true }
+    public var redirectBehavior: RedirectBehavior? { nil }
 }
 
 /// The default acceptable status codes, built once rather than on every request.

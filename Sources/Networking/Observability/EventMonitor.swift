@@ -14,7 +14,7 @@ import Foundation
 ///
 /// **Order.** For one call: ``requestDidBuild(_:context:)``; then for each attempt
 /// ``requestDidAdapt(_:context:)`` (when the call has interceptors), ``taskDidStart(_:context:)``,
-/// ``responseDidArrive(_:duration:context:)`` (when a response came), ``validationDidFail(_:error:context:)``
+/// ``requestDidRedirect(_:context:)`` for each redirect followed, ``responseDidArrive(_:duration:context:)`` (when a response came), ``validationDidFail(_:error:context:)``
 /// (when it was not acceptable) and, when the attempt failed and another was allowed,
 /// ``retryDidDecide(_:attempt:error:context:)``, with the token refresh events in between when the call
 /// waited for one; last, ``requestDidFinish(_:result:attempts:duration:context:)``. Every event of a call
@@ -39,6 +39,9 @@ public protocol EventMonitor: Sendable {
     func requestDidAdapt(_ request: URLRequest, context: RequestContext)
     /// The `URLSessionTask` for an attempt was started.
     func taskDidStart(_ request: URLRequest, context: RequestContext)
+    /// An attempt's request was redirected and the provider follows: `hop` says from where to where
+    /// (URLs redacted) with which status. Called once per hop, before the next hop's task starts.
+    func requestDidRedirect(_ hop: RedirectHop, context: RequestContext)
     /// An attempt received a response; `duration` runs from the task's start, and the body's size is
     /// `response.data.count`.
     func responseDidArrive(_ response: Response, duration: TimeInterval, context: RequestContext)
@@ -68,6 +71,7 @@ extension EventMonitor {
     public func requestDidBuild(_ request: URLRequest, context: RequestContext) {}
     public func requestDidAdapt(_ request: URLRequest, context: RequestContext) {}
     public func taskDidStart(_ request: URLRequest, context: RequestContext) {}
+    public func requestDidRedirect(_ hop: RedirectHop, context: RequestContext) {}
     public func responseDidArrive(_ response: Response, duration: TimeInterval, context: RequestContext) {}
     public func validationDidFail(_ response: Response, error: any Error, context: RequestContext) {}
     public func retryDidDecide(_ result: RetryResult, attempt: Int, error: any Error, context: RequestContext) {}

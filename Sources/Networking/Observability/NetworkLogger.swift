@@ -42,6 +42,12 @@ public struct NetworkLogger: EventMonitor {
         self.bodyLimit = bodyLimit
     }
 
+    /// Logs a redirect the provider follows: `↪ 302 https://api.example.com/a → GET https://cdn.example.com/b`.
+    public func requestDidRedirect(_ hop: RedirectHop, context: RequestContext) {
+        let (from, to) = (URL(string: hop.from).map(redactor.url) ?? hop.from, URL(string: hop.to).map(redactor.url) ?? hop.to)
+        sink.write("↪ \(hop.statusCode) \(from) → \(hop.method) \(to)")
+    }
+
     public func requestDidFinish(
         _ request: URLRequest,
         result: Result<Response, any Error>,

@@ -32,6 +32,9 @@ final class DelegateTransfer: @unchecked Sendable {
 
     private let delivery: Delivery
     private let acceptable: Set<Int>
+    /// Whether the provider follows redirects for this call: a redirect's body is then only gathered
+    /// (bounded), never delivered to a download or a stream, whatever statuses the call accepts.
+    private let followsRedirects: Bool
     /// The limit of an accepted body's delivery: a download's file, or how far a stream's reader may lag.
     private let deliveryLimit: Int
     /// The limit of a body gathered in memory: a plain request's, or any response whose status was not
@@ -67,12 +70,13 @@ final class DelegateTransfer: @unchecked Sendable {
     private var downloadTotal: Int64 = -1
 
     init(
-        delivery: Delivery, acceptable: Set<Int>, deliveryLimit: Int, gatherLimit: Int, request: URLRequest,
+        delivery: Delivery, acceptable: Set<Int>, followsRedirects: Bool, deliveryLimit: Int, gatherLimit: Int, request: URLRequest,
         progress: ProgressTracker?, uploadSize: Int64, handle: TaskHandle,
         onStream: (@Sendable (HTTPURLResponse, BodyChannel) -> Void)?, onComplete: @escaping Completion
     ) {
         self.delivery = delivery
         self.acceptable = acceptable
+        self.followsRedirects = followsRedirects
         self.deliveryLimit = deliveryLimit
         self.gatherLimit = gatherLimit
         self.request = request
@@ -88,7 +92,9 @@ final class DelegateTransfer: @unchecked Sendable {
     /// `multipart/x-mixed-replace`, only goes on gathering).
     func didReceive(_ response: URLResponse, task: URLSessionDataTask) -> URLSession.ResponseDisposition {
         guard channel == nil, file == nil, exceededLimit == nil else { return .allow }
-        guard let http = response as? HTTPURLResponse, acceptable.contains(http.statusCode) else {
+        guard let http = response as? HTTPURLResponse, acceptable.contains(http.statusCode),
+            !(followsRedirects && RedirectPolicy.isRedirect(statusCode: http.statusCode, location: http.value(forHTTPHeaderField: "Location")))
+        else {
             return checkDeclaredLength(of: response, limit: gatherLimit) ? .allow : .cancel
         }
         switch delivery {
@@ -172,7 +178,7 @@ final class DelegateTransfer: @unchecked Sendable {
             channel.finish(throwing: error.map(NetworkProvider.normalize))
             return
         }
-        // An upload that got its answer (not a redirect, which is followed or resent) was sent whole,
+        // An upload that got its answer (not a redirect, which is followed or refused) was sent whole,
         // whether or not URLSession said so: a URL protocol such as the mock's cannot report upload progress.
         let status = (task.response as? HTTPURLResponse)?.statusCode ?? 0
         if error == nil, case .buffer = delivery, uploadSize > 0, sent < uploadSize, !(300..<400).contains(status) {

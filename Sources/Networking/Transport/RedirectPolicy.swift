@@ -4,96 +4,168 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// What the provider does with a redirect (as OkHttp and browsers do, and Linux URLSession does not).
+/// The provider's redirect rules: one pure function decides every hop, the same on every platform.
+/// URLSession never follows a redirect itself (its rules differ between Linux and Apple platforms, and
+/// neither can see a body sent from a file), so what the tests prove here is what an app gets.
 ///
-/// - **Same origin** (scheme, host and port unchanged): followed as the server asked.
-/// - **Another origin**: every header field of the request is removed except ``crossOriginSafeHeaders``
-///   (`Accept`, `Accept-Language`, `Accept-Encoding`, `User-Agent`), and those too when an interceptor
-///   added or changed them, since an adapter may put a token in any header. `Content-Type` is not kept:
-///   no body goes to another origin.
-/// - **Another origin, with the body**: a redirect that would resend the request body (307 or 308 of a
-///   request with a body, or any redirect whose next request still carries one) is not followed; the
-///   provider throws ``NetworkError/redirectWouldForwardBody(statusCode:)``.
-/// - **Another scheme** than http or https (`file:`, `data:`, `ftp:`), or more than 16 redirects: not
-///   followed; the call fails with ``NetworkError/transportFailed(_:)`` (`unsupportedURL`,
-///   `httpTooManyRedirects`).
+/// | status | method and body of the next hop |
+/// |---|---|
+/// | 301, 302 | POST becomes GET without a body; every other method keeps its method and body |
+/// | 303 | GET without a body (HEAD stays HEAD) |
+/// | 307, 308 | method and body unchanged |
+/// | any other 3xx, or no usable `Location` | not a redirect: the response is the answer |
 ///
-/// Linux URLSession would otherwise forward every header (`Authorization`, `X-Api-Key`, ...) to the
-/// new host. It also drops the body of every redirect it follows (measured: a 307 arrives with
-/// `Content-Length: 0`), so there a same-origin 307/308 with a body is sent again by the provider
-/// itself, body included (``Decision/resend(_:)``).
-enum RedirectPolicy {
-    /// The header fields a cross-origin redirect keeps (lower-cased): they say what the client accepts,
-    /// not who it is.
+/// - `Location` is resolved against the URL that got the redirect (relative, scheme-relative); when it
+///   has no fragment the next URL keeps the current one (RFC 9110 §10.2.2).
+/// - A body that is dropped takes its header fields with it (`Content-Type`, `Content-Length`,
+///   `Content-Encoding`, `Content-Language`, `Content-Location`, `Transfer-Encoding`).
+/// - **The attempt's own origin** (scheme, host and port of the request the attempt sent) gets every
+///   header the endpoint and the interceptors set, on every hop back to it.
+/// - **Another origin** gets only ``crossOriginSafeHeaders`` that no interceptor set, and never a body:
+///   a hop that would carry one there fails with ``NetworkError/redirectWouldForwardBody(statusCode:)``.
+/// - Only http and https (else `transportFailed(unsupportedURL)`); https → http fails with
+///   ``NetworkError/insecureRedirect(statusCode:)`` unless the provider allows it.
+package enum RedirectPolicy {
+    /// The header fields a cross-origin hop keeps (lower-cased): they say what the client accepts, not
+    /// who it is.
     static let crossOriginSafeHeaders: Set<String> = ["accept", "accept-language", "accept-encoding", "user-agent"]
 
-    /// The redirect statuses that resend the method and body.
-    static let bodyPreservingStatusCodes: Set<Int> = [307, 308]
+    /// The header that routes a request to a `MockServer` of the test kit (package plumbing, not a
+    /// secret): it goes to every hop, so a redirect through the mock reaches the same server.
+    package static let mockRoutingHeader = "X-Mock-Server"
+    private static let mockRoutingHeaderKey = mockRoutingHeader.lowercased()
 
-    /// Whether URLSession loses the body of a redirect it follows: FoundationNetworking (Linux) does.
-    #if canImport(FoundationNetworking)
-        static let sessionDropsRedirectBody = true
-    #else
-        static let sessionDropsRedirectBody = false
-    #endif
+    /// The statuses the provider follows.
+    static let redirectStatusCodes: Set<Int> = [301, 302, 303, 307, 308]
 
-    /// What to do with one redirect.
-    enum Decision: Equatable {
-        /// Follow it with this request.
-        case follow(URLRequest)
-        /// Do not follow it: it would send the body to another origin. The call fails with
-        /// ``NetworkError/redirectWouldForwardBody(statusCode:)``.
-        case refuse(statusCode: Int)
-        /// Do not let URLSession follow it (it would lose the body); the provider sends this request,
-        /// body included, itself.
-        case resend(URLRequest)
-        /// Do not follow it; the call fails with ``NetworkError/transportFailed(_:)`` carrying this
-        /// code: `unsupportedURL` for a scheme other than http and https (`file:`, `data:`, `ftp:`),
-        /// `httpTooManyRedirects` past ``SessionDelegate/maximumRedirects``.
-        case fail(URLError.Code)
-    }
+    /// The header fields that describe a body, removed with it.
+    static let bodyHeaders: Set<String> = [
+        "content-type", "content-length", "content-encoding", "content-language", "content-location", "transfer-encoding",
+    ]
+
+    /// The most hops one attempt follows (browsers allow about 20).
+    static let maximumHops = 16
 
     /// The schemes a redirect may lead to.
     static let redirectableSchemes: Set<String> = ["http", "https"]
 
-    /// The decision for a redirect with `statusCode` from `current` (the request that got the redirect)
-    /// to `redirect` (the request URLSession proposes); `adaptedHeaders` are the names of the headers
-    /// the interceptors added or changed.
-    static func decision(
-        for redirect: URLRequest,
-        statusCode: Int,
-        from current: URLRequest?,
-        adaptedHeaders: Set<String> = [],
-        sessionDropsBody: Bool = RedirectPolicy.sessionDropsRedirectBody
-    ) -> Decision {
-        guard let to = redirect.url, let scheme = to.scheme?.lowercased(), redirectableSchemes.contains(scheme) else {
-            return .fail(.unsupportedURL)   // never to a local file, inline data, or another protocol
-        }
-        guard let current, let from = current.url else { return .follow(redirect) }
-        let resendsBody = bodyPreservingStatusCodes.contains(statusCode) && hasBody(current)
-        guard Origin(from) != Origin(to) else {
-            if sessionDropsBody, resendsBody, redirect.httpBody?.isEmpty == false { return .resend(redirect) }
-            return .follow(redirect)
-        }
-        if resendsBody || hasBody(redirect) { return .refuse(statusCode: statusCode) }
-        return .follow(request(redirect, redirectedFrom: current, adaptedHeaders: adaptedHeaders))
+    /// What to do with one response.
+    enum Decision: Equatable {
+        /// It is not a redirect the provider follows: the response is the answer.
+        case answer
+        /// Send this request next; `keepsBody` says whether the current body goes with it.
+        case follow(URLRequest, keepsBody: Bool)
+        /// Do not follow it: the call fails with this error.
+        case fail(NetworkError)
     }
 
-    /// `redirect` as it may be sent: unchanged for the same origin; for another origin, with only the
-    /// ``crossOriginSafeHeaders`` the interceptors did not set (`adaptedHeaders`).
-    static func request(_ redirect: URLRequest, redirectedFrom original: URLRequest?, adaptedHeaders: Set<String> = []) -> URLRequest {
-        guard let from = original?.url, let to = redirect.url, Origin(from) != Origin(to) else {
-            return redirect
+    /// Whether a response with `statusCode` and `location` is one the provider would follow: such a
+    /// response's body is only gathered (bounded), never delivered to a download or a stream.
+    static func isRedirect(statusCode: Int, location: String?) -> Bool {
+        redirectStatusCodes.contains(statusCode) && location?.isEmpty == false
+    }
+
+    /// The next hop after `statusCode` with `location`, for `current` (the request that got it).
+    ///
+    /// - Parameters:
+    ///   - attempt: the request the attempt sent first, as the interceptors adapted it: its origin is the
+    ///     call's own, and its headers are what a hop back to that origin carries.
+    ///   - adaptedHeaders: the names of the headers the interceptors added or changed in `attempt`.
+    ///   - hasBody: whether `current` carries a body (in memory, from a file, or a spooled form).
+    ///   - allowsInsecure: whether https → http is followed.
+    static func decision(
+        statusCode: Int,
+        location: String?,
+        current: URLRequest,
+        attempt: URLRequest,
+        adaptedHeaders: @autoclosure () -> Set<String>,
+        hasBody: Bool,
+        allowsInsecure: Bool
+    ) -> Decision {
+        guard isRedirect(statusCode: statusCode, location: location), let location, let from = current.url,
+            let resolved = URL(string: location, relativeTo: from)?.absoluteURL
+        else { return .answer }
+        guard let scheme = resolved.scheme?.lowercased(), redirectableSchemes.contains(scheme), resolved.host?.isEmpty == false else {
+            return .fail(.transportFailed(URLError(.unsupportedURL)))   // never a local file, inline data or another protocol
         }
-        let adapted = Set(adaptedHeaders.map { $0.lowercased() })
-        var stripped = redirect
-        for name in (redirect.allHTTPHeaderFields ?? [:]).keys {
-            let lowered = name.lowercased()
-            if !crossOriginSafeHeaders.contains(lowered) || adapted.contains(lowered) {
-                stripped.setValue(nil, forHTTPHeaderField: name)
+        if !allowsInsecure, from.scheme?.lowercased() == "https", scheme == "http" {
+            return .fail(.insecureRedirect(statusCode: statusCode))
+        }
+        let target = inheritingFragment(of: from, into: resolved)
+        let method = current.httpMethod ?? "GET"
+        let nextMethod: String
+        switch statusCode {
+        case 303: nextMethod = method == "HEAD" ? "HEAD" : "GET"
+        case 301, 302: nextMethod = method == "POST" ? "GET" : method
+        default: nextMethod = method
+        }
+        let keepsBody = hasBody && nextMethod == method && statusCode != 303
+        let ownOrigin = attempt.url.map(Origin.init)
+        let isOwnOrigin = ownOrigin == Origin(target)
+        if keepsBody, !isOwnOrigin { return .fail(.redirectWouldForwardBody(statusCode: statusCode)) }
+
+        var next = current
+        next.url = target
+        next.httpMethod = nextMethod
+        next.allHTTPHeaderFields = isOwnOrigin ? attempt.allHTTPHeaderFields : safeHeaders(of: attempt, adaptedHeaders: adaptedHeaders())
+        if !keepsBody {
+            next.httpBody = nil
+            next.httpBodyStream = nil
+            for name in (next.allHTTPHeaderFields ?? [:]).keys where bodyHeaders.contains(name.lowercased()) {
+                next.setValue(nil, forHTTPHeaderField: name)
             }
         }
-        return stripped
+        return .follow(next, keepsBody: keepsBody)
+    }
+
+    /// Checks a request a ``RedirectBehavior/modify(_:)`` closure returned instead of `proposed`: the
+    /// same scheme, downgrade and body rules hold, and if it leads to another origin than `proposed`,
+    /// only the safe headers and those the closure itself added go with it.
+    static func checked(
+        _ modified: URLRequest, proposed: URLRequest, statusCode: Int, attempt: URLRequest, keepsBody: Bool, current: URLRequest,
+        allowsInsecure: Bool
+    ) -> Decision {
+        guard let target = modified.url, let scheme = target.scheme?.lowercased(), redirectableSchemes.contains(scheme),
+            target.host?.isEmpty == false
+        else { return .fail(.transportFailed(URLError(.unsupportedURL))) }
+        if !allowsInsecure, current.url?.scheme?.lowercased() == "https", scheme == "http" {
+            return .fail(.insecureRedirect(statusCode: statusCode))
+        }
+        let isOwnOrigin = attempt.url.map(Origin.init) == Origin(target)
+        if keepsBody, !isOwnOrigin { return .fail(.redirectWouldForwardBody(statusCode: statusCode)) }
+        guard let proposedURL = proposed.url, Origin(proposedURL) != Origin(target), !isOwnOrigin else {
+            return .follow(modified, keepsBody: keepsBody)
+        }
+        var stripped = modified
+        let added = headersAdded(by: modified, to: proposed)
+        for name in (modified.allHTTPHeaderFields ?? [:]).keys
+        where !crossOriginSafeHeaders.contains(name.lowercased()) && name.lowercased() != mockRoutingHeaderKey && !added.contains(name) {
+            stripped.setValue(nil, forHTTPHeaderField: name)
+        }
+        return .follow(stripped, keepsBody: keepsBody)
+    }
+
+    /// `resolved`, with the fragment of `from` when it has none of its own (RFC 9110 §10.2.2).
+    static func inheritingFragment(of from: URL, into resolved: URL) -> URL {
+        guard resolved.fragment == nil, let fragment = from.fragment,
+            var components = URLComponents(url: resolved, resolvingAgainstBaseURL: false)
+        else { return resolved }
+        components.percentEncodedFragment = fragment
+        return components.url ?? resolved
+    }
+
+    /// The ``crossOriginSafeHeaders`` of `request` that no interceptor set (an adapter may put a token
+    /// in any header, `User-Agent` included).
+    static func safeHeaders(of request: URLRequest, adaptedHeaders: Set<String>) -> [String: String] {
+        let adapted = Set(adaptedHeaders.map { $0.lowercased() })
+        var kept: [String: String] = [:]
+        for (name, value) in request.allHTTPHeaderFields ?? [:] {
+            let lowered = name.lowercased()
+            if lowered == mockRoutingHeaderKey || (crossOriginSafeHeaders.contains(lowered) && !adapted.contains(lowered)) {
+                kept[name] = value
+            }
+        }
+        return kept
     }
 
     /// The names of the headers `adapted` has that `built` did not have, or has with another value.
@@ -106,7 +178,7 @@ enum RedirectPolicy {
         return names
     }
 
-    /// Whether `request` carries a body.
+    /// Whether `request` carries a body in memory.
     static func hasBody(_ request: URLRequest) -> Bool {
         request.httpBody?.isEmpty == false || request.httpBodyStream != nil
     }
