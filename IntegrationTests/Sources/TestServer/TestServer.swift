@@ -101,6 +101,11 @@ extension TestServer {
         router.get("/landing", use: landing)
         router.post("/landing", use: landing)
         router.put("/landing", use: landing)
+        // `GET /bounce?to=URL` → 302 back to `to` (another origin bouncing the client home), logged like a landing.
+        router.get("/bounce") { request, _ -> Response in
+            await log.record(ForeignLog.Entry(method: "GET", path: "/bounce", headers: headers(of: request), body: Data()))
+            return redirect(to: request.uri.queryParameters["to"].map(String.init) ?? "/")
+        }
         return router
     }
 
@@ -141,6 +146,27 @@ extension TestServer {
             router.post("/redirect/\(code)-cross") { _, _ in
                 redirect(to: "http://127.0.0.1:\(foreignPort)/landing", status: .init(code: code))
             }
+        }
+
+        // `/hop/{code}/same|cross` (GET, POST, PUT): that status to `/echo`, or to the foreign `/landing`;
+        // `GET /hop/bounce`: 302 to the foreign listener, which sends the client back to `/echo`;
+        // `GET /hop/cookie`: 302 to `/echo` with `Set-Cookie: hop=cookie-1`.
+        let hop: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, context in
+            var request = request
+            _ = try await request.collectBody(upTo: 1 << 22)   // read what was sent before answering
+            let code = Int(context.parameters.get("code") ?? "") ?? 302
+            let target = context.parameters.get("target") == "cross" ? "http://127.0.0.1:\(foreignPort)/landing" : "/echo"
+            return redirect(to: target, status: .init(code: code))
+        }
+        router.get("/hop/:code/:target", use: hop)
+        router.post("/hop/:code/:target", use: hop)
+        router.put("/hop/:code/:target", use: hop)
+        router.get("/hop/bounce") { request, _ -> Response in
+            let home = "http://\(request.head.authority ?? "127.0.0.1")/echo"
+            return redirect(to: "http://127.0.0.1:\(foreignPort)/bounce?to=\(home)")
+        }
+        router.get("/hop/cookie") { _, _ -> Response in
+            Response(status: .found, headers: [.location: "/echo", .setCookie: "hop=cookie-1; Path=/"])
         }
 
         router.get("/slow") { request, _ -> Response in
