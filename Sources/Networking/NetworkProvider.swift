@@ -341,7 +341,7 @@ public final class NetworkProvider: NetworkProviding {
         while true {
             if deadline.hasPassed { throw deadline.exceeded }
             let (data, response, delivered) = try await transfer(current, deadline: deadline, limits: limits, mode: mode, followsRedirects: behavior.follows)
-            guard behavior.follows else { return (data, response, delivered, current) }
+            guard behavior.follows, RedirectPolicy.isRedirect(response) else { return (data, response, delivered, current) }
             var decision = RedirectPolicy.decision(
                 statusCode: response.statusCode, location: response.value(forHTTPHeaderField: "Location"), current: current, attempt: request,
                 adaptedHeaders: built.map { RedirectPolicy.headersAdded(by: request, to: $0) } ?? [],

@@ -110,4 +110,10 @@ struct WireValidationTests {
     func aHugeTimeoutIsClampedToADay(_ timeout: Double) throws {
         #expect(try TestEndpoint(timeout: timeout).urlRequest().timeoutInterval == 86_400)
     }
+
+    @Test(arguments: [(0.5, 1.0), (1.0, 1.0), (1.2, 2.0), (30.0, 30.0)])
+    func aFractionalTimeoutIsRoundedUpToWholeSecondsOnEveryPlatform(_ timeout: Double, expected: Double) throws {
+        // GIVEN an endpoint with a fractional timeout; WHEN it is built; THEN the request waits whole seconds (Linux truncates)
+        #expect(try TestEndpoint(timeout: timeout).urlRequest().timeoutInterval == expected)
+    }
 }

@@ -43,8 +43,8 @@ public protocol Endpoint: Sendable {
     /// The body. Default: ``RequestBody/none``.
     var body: RequestBody { get }
     /// The request timeout in seconds, or `nil` for the session configuration's. Default: `nil`.
-    /// On Linux it is rounded up to whole seconds, since URLSession there truncates it (0.5 s would
-    /// time out at once); set `timeoutIntervalForRequest` on a Linux session in whole seconds too.
+    /// It is rounded up to whole seconds on every platform, since URLSession on Linux truncates it (0.5 s
+    /// would time out at once); set `timeoutIntervalForRequest` on a session in whole seconds too.
     /// A timeout longer than a day (`.infinity` included) is clamped to a day; zero, a negative value
     /// or NaN makes the call fail with ``NetworkError/invalidRequest(field:reason:)`` before sending.
     var timeout: TimeInterval? { get }

@@ -93,7 +93,7 @@ final class DelegateTransfer: @unchecked Sendable {
     func didReceive(_ response: URLResponse, task: URLSessionDataTask) -> URLSession.ResponseDisposition {
         guard channel == nil, file == nil, exceededLimit == nil else { return .allow }
         guard let http = response as? HTTPURLResponse, acceptable.contains(http.statusCode),
-            !(followsRedirects && RedirectPolicy.isRedirect(statusCode: http.statusCode, location: http.value(forHTTPHeaderField: "Location")))
+            !(followsRedirects && RedirectPolicy.isRedirect(http))
         else {
             return checkDeclaredLength(of: response, limit: gatherLimit) ? .allow : .cancel
         }

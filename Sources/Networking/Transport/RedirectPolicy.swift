@@ -35,9 +35,6 @@ package enum RedirectPolicy {
     package static let mockRoutingHeader = "X-Mock-Server"
     private static let mockRoutingHeaderKey = mockRoutingHeader.lowercased()
 
-    /// The statuses the provider follows.
-    static let redirectStatusCodes: Set<Int> = [301, 302, 303, 307, 308]
-
     /// The header fields that describe a body, removed with it.
     static let bodyHeaders: Set<String> = [
         "content-type", "content-length", "content-encoding", "content-language", "content-location", "transfer-encoding",
@@ -62,7 +59,21 @@ package enum RedirectPolicy {
     /// Whether a response with `statusCode` and `location` is one the provider would follow: such a
     /// response's body is only gathered (bounded), never delivered to a download or a stream.
     static func isRedirect(statusCode: Int, location: String?) -> Bool {
-        redirectStatusCodes.contains(statusCode) && location?.isEmpty == false
+        isRedirectStatus(statusCode) && location?.isEmpty == false
+    }
+
+    /// Whether `response` is one the provider would follow; its headers are looked at only for a
+    /// redirect status (every response of every call passes here).
+    static func isRedirect(_ response: HTTPURLResponse) -> Bool {
+        isRedirectStatus(response.statusCode) && response.value(forHTTPHeaderField: "Location")?.isEmpty == false
+    }
+
+    /// 301, 302, 303, 307 or 308.
+    static func isRedirectStatus(_ statusCode: Int) -> Bool {
+        switch statusCode {
+        case 301, 302, 303, 307, 308: return true
+        default: return false
+        }
     }
 
     /// The next hop after `statusCode` with `location`, for `current` (the request that got it).
