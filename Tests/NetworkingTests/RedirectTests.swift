@@ -306,6 +306,26 @@ struct RedirectTests {
         #expect(seen.last?.attempt == 4)
     }
 
+    @Test func fiveHundredRedirectedCallsWithAnExpiredTokenShareOneRefresh() async throws {
+        // GIVEN an expired token, and an API that moves every POST with a 307 before checking the token
+        let api = MockAuthServer()
+        api.mock.stub(.post, "/v1/items") { _ in .status(307, headers: ["Location": "/v1/items-here"]) }
+        api.mock.stub(.post, "/v1/items-here") { [weak api] request in
+            guard let api, let token = api.currentAccessToken, request.header("Authorization") == "Bearer \(token)" else { return .status(401) }
+            return request.body == Data("item".utf8) ? .status(201) : .status(400)
+        }
+        let (provider, _) = api.makeAuthenticatedProvider()
+        let endpoint = RedirectingEndpoint(baseURL: api.baseURL, path: "/items", body: .data(Data("item".utf8), contentType: "text/plain"))
+        // WHEN 500 calls are made at once
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<500 { group.addTask { try await provider.response(endpoint).statusCode } }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        // THEN every call followed its redirect with its body, and one refresh served them all
+        #expect(statuses.count == 500 && statuses.allSatisfy { $0 == 201 })
+        #expect(api.refreshCount == 1)
+    }
+
     @Test func aDownloadAndAStreamFollowTheirRedirects() async throws {
         // GIVEN a file and an event stream that both moved
         let folder = try makeRedirectFolder()
