@@ -22,10 +22,12 @@ public struct MockResponse: Sendable {
     /// When set, the request fails with this error instead of receiving a response (or, with
     /// ``chunks``, after them).
     public var error: URLError?
-    /// Seconds to wait before answering; cancelling the request ends the wait.
+    /// Seconds to wait before answering; cancelling the request ends the wait. `.infinity` never
+    /// answers (the call ends when it is cancelled or its deadline passes); zero, negative and NaN do not wait.
     public var delay: TimeInterval
     /// When not empty, the body is sent as these chunks instead of ``body``, each after its delay in
     /// seconds (a streamed response: Server-Sent Events, a slow download). Cancelling the request stops them.
+    /// A delay of `.infinity` is a chunk that never comes; zero, negative and NaN do not wait.
     public var chunks: [(data: Data, delay: TimeInterval)] = []
 
     /// Creates a response.
@@ -89,7 +91,8 @@ public struct MockResponse: Sendable {
         return response
     }
 
-    /// This response, answered after `seconds`.
+    /// This response, answered after `seconds` (`.infinity`: never, until the call is cancelled or its
+    /// deadline passes).
     public func delayed(by seconds: TimeInterval) -> MockResponse {
         var copy = self
         copy.delay = seconds

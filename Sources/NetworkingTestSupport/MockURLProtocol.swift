@@ -86,9 +86,7 @@ private final class Load: @unchecked Sendable {
             let response: MockResponse
             do {
                 response = try await handler(recorded)
-                if response.delay > 0 {
-                    try await Task.sleep(nanoseconds: UInt64(response.delay * 1_000_000_000))
-                }
+                try await Self.wait(response.delay)
             } catch let error as URLError {
                 fail(error)
                 return
@@ -109,6 +107,21 @@ private final class Load: @unchecked Sendable {
         let stopped = finished
         lock.unlock()
         if stopped { task.cancel() }
+    }
+
+    /// Waits `seconds`, or until the load is stopped (the task is cancelled: throws). `.infinity`, or
+    /// any delay longer than a `UInt64` of nanoseconds holds, waits until stopped: a response that never
+    /// comes. Zero, a negative delay and NaN do not wait.
+    static func wait(_ seconds: TimeInterval) async throws {
+        guard seconds > 0 else { return }   // also NaN
+        let day: TimeInterval = 86_400
+        var left = seconds
+        // A day at a time: no conversion of a huge or infinite delay to nanoseconds, which would trap.
+        while left > 0 {
+            let step = min(left, day)
+            try await Task.sleep(nanoseconds: UInt64(step * 1_000_000_000))
+            if left.isFinite { left -= step }
+        }
     }
 
     func stop() {
@@ -146,9 +159,7 @@ private final class Load: @unchecked Sendable {
         }
         report { client, owner in client.urlProtocol(owner, didReceive: http, cacheStoragePolicy: .notAllowed) }
         for (data, delay) in response.chunks {
-            if delay > 0 {
-                do { try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000)) } catch { return }   // stopped
-            }
+            do { try await Self.wait(delay) } catch { return }   // stopped
             if Task.isCancelled { return }
             report { client, owner in client.urlProtocol(owner, didLoad: data) }
         }

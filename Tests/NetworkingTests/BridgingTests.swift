@@ -58,6 +58,69 @@ struct BridgingTests {
         #expect(reported.all.isEmpty)
     }
 
+    /// Stands for a Combine subscription: the object a bridge's completion captures.
+    final class Bridge: Sendable {
+        let delivered = Recorder<Int>()
+        func deliver(_ result: Result<Int, any Error>) {
+            if case .success(let value) = result { delivered.append(value) }
+        }
+    }
+
+    /// Whether the object `reference` points to has been released.
+    final class WeakReference<Object: AnyObject>: @unchecked Sendable {
+        // @unchecked: set once before it is shared; a weak load is thread-safe.
+        weak var object: Object?
+        init(_ object: Object) { self.object = object }
+    }
+
+    @Test func aCallNobodyHoldsStillDeliversThroughItsCompletionThenLetsItGo() async throws {
+        // GIVEN a bridge that only the call's completion holds (as a subscription that nobody stores), and
+        // a call that nobody holds either
+        let answer = Signal()
+        var bridge: Bridge? = Bridge()
+        let delivered = try #require(bridge?.delivered)
+        let released = WeakReference(try #require(bridge))
+        _ = StartedCall.start(
+            { () async throws -> Int in
+                await answer.wait()
+                return 42
+            },
+            completion: { [bridge] result in bridge?.deliver(result) })
+        bridge = nil
+        // WHEN the call's answer comes
+        #expect(released.object != nil)   // kept alive by the running call
+        answer.fire()
+        // THEN the value is delivered, and then the bridge is released: no cycle outlives the call
+        try await waitUntil { delivered.all == [42] }
+        try await waitUntil { released.object == nil }
+    }
+
+    @Test func cancellingACallReleasesItsCompletionAtOnce() async throws {
+        // GIVEN a running call whose completion holds a bridge, and whose operation has not returned yet
+        // (it ignores cancellation until its answer comes)
+        let answer = Signal()
+        let started = Signal()
+        var bridge: Bridge? = Bridge()
+        let delivered = try #require(bridge?.delivered)
+        let released = WeakReference(try #require(bridge))
+        let call = StartedCall.start(
+            { () async throws -> Int in
+                started.fire()
+                await answer.wait()
+                return 42
+            },
+            completion: { [bridge] result in bridge?.deliver(result) })
+        bridge = nil
+        await started.wait()
+        // WHEN the call is cancelled
+        call.cancel()
+        // THEN the bridge is released at once, before the operation returns, and nothing is delivered
+        #expect(released.object == nil)
+        answer.fire()
+        try await Task.sleep(nanoseconds: 50_000_000)
+        #expect(delivered.all.isEmpty)
+    }
+
     @Test func fiveHundredCallsRacingTheirCancellationReportAtMostOnce() async throws {
         let server = MockServer()
         server.stub(.get, "/v1/users/1", .json(["id": 1]))

@@ -28,6 +28,85 @@ struct MockServerTests {
         #expect(server.requests.map(\.path) == ["/v1/again"])
     }
 
+    @Test func aResponseDelayedForeverWaitsUntilTheCallIsCancelled() async throws {
+        // GIVEN a stub that never answers (a delay of .infinity)
+        let server = MockServer()
+        let received = Signal()
+        server.stub(.get, "/v1/users/1") { _ in
+            received.fire()
+            return MockResponse.status(200).delayed(by: .infinity)
+        }
+        let provider = server.makeProvider()
+        let call = Task { try await provider.response(TestEndpoint()) }
+        await received.wait()
+        // WHEN the calling task is cancelled
+        let cancelled = Date()
+        call.cancel()
+        // THEN the call ends promptly with a cancellation error (no trap), and the load was stopped
+        await #expect {
+            try await call.value
+        } throws: { error in
+            guard case NetworkError.cancelled = error else { return false }
+            return true
+        }
+        #expect(Date().timeIntervalSince(cancelled) < 5)
+        try await waitUntil { server.interruptedCount == 1 }
+    }
+
+    @Test func aResponseDelayedForeverEndsAtTheEndpointsDeadline() async throws {
+        // GIVEN a stub that never answers, and an endpoint with a short deadline
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1", MockResponse.status(200).delayed(by: .infinity))
+        struct Quick: Endpoint {
+            var baseURL: URL { URL(string: "https://api.example.com/v1")! }
+            var path: String { "/users/1" }
+            var deadline: TimeInterval? { 0.3 }
+        }
+        // WHEN it is called, THEN it ends with the deadline error
+        await #expect {
+            try await server.makeProvider().response(Quick())
+        } throws: { error in
+            guard case NetworkError.deadlineExceeded(0.3) = error else { return false }
+            return true
+        }
+    }
+
+    @Test func aChunkThatNeverComesWaitsUntilTheStreamIsCancelled() async throws {
+        // GIVEN a streamed response whose second chunk never comes (an interval of .infinity)
+        let server = MockServer()
+        var endless = MockResponse.chunked(["data: one\n\n", "data: two\n\n"], headers: ["Content-Type": "text/event-stream"])
+        endless.chunks[1].delay = .infinity
+        server.stub(.get, "/v1/endless", endless)
+        let provider = server.makeProvider()
+        let firstLine = Signal()
+        let reader = Task {
+            var lines: [String] = []
+            for try await line in try await provider.stream(TestEndpoint(path: "/endless")).lines {
+                lines.append(line)
+                firstLine.fire()
+            }
+            return lines
+        }
+        await firstLine.wait()
+        // WHEN the reading task is cancelled while waiting for the chunk
+        reader.cancel()
+        // THEN the reader ends (no trap), and the load was stopped
+        _ = await reader.result
+        try await waitUntil { server.interruptedCount == 1 }
+    }
+
+    @Test(arguments: [TimeInterval.nan, -1, -TimeInterval.infinity])
+    func aDelayThatIsNotANumberOrNegativeMeansNoDelay(delay: TimeInterval) async throws {
+        // GIVEN a stub whose delay, and whose chunks' interval, is NaN or negative
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1", MockResponse.json(["id": 1]).delayed(by: delay))
+        server.stub(.get, "/v1/chunks", .chunked(["a", "b"], interval: delay))
+        let provider = server.makeProvider()
+        // WHEN they are called, THEN they answer at once, whole
+        #expect(try await provider.response(TestEndpoint()).statusCode == 200)
+        #expect(try await provider.response(TestEndpoint(path: "/chunks")).data == Data("ab".utf8))
+    }
+
     #if canImport(FoundationNetworking)
         @Test func theMockFindsTheTasksWorkQueueOnThisToolchain() {
             // The mock must call URLSession back on the task's private work queue (see ClientThread); if a

@@ -74,6 +74,25 @@ struct RetryPolicyTests {
         }
     }
 
+    @Test func aRetryAfterSentTwiceAndCombinedWithACommaIsStillHonoured() async {
+        // GIVEN a policy, and servers (or proxies) that sent Retry-After twice, which the HTTP stack joins with a comma
+        let now = Date(timeIntervalSince1970: 784_111_657)   // Sun, 06 Nov 1994 08:47:37 GMT
+        let policy = RetryPolicy(maximumDelay: 300, random: { 0 }, now: { now })
+        let date = "Sun, 06 Nov 1994 08:49:37 GMT"   // 120 s after now
+        // WHEN each 503 is decided
+        // THEN equal values read as one, two equal dates as that date, and differing values as the longest
+        #expect(delay(of: await decide(policy, status: 503, headers: ["Retry-After": "120, 120"])) == 120)
+        #expect(delay(of: await decide(policy, status: 503, headers: ["Retry-After": "120,120"])) == 120)
+        #expect(delay(of: await decide(policy, status: 503, headers: ["Retry-After": "\(date), \(date)"])) == 120)
+        #expect(delay(of: await decide(policy, status: 503, headers: ["Retry-After": "30, 120"])) == 120)
+        #expect(delay(of: await decide(policy, status: 503, headers: ["Retry-After": "60, \(date)"])) == 120)
+        // and a combined value with a malformed part is ignored: the backoff is used
+        let backoff = policy.backoffDelay(forRetry: 0)
+        for malformed in ["120, soon", "120,", ", 120", "120, 1.5", "Sun, 06 Nov 1994 08:49:37 GMT, Sun"] {
+            #expect(delay(of: await decide(policy, status: 503, headers: ["Retry-After": malformed])) == backoff, "\(malformed)")
+        }
+    }
+
     @Test func rfc850TwoDigitYearsFollowTheFiftyYearRule() {
         // GIVEN a clock in 2026
         let policy = RetryPolicy(now: { Date(timeIntervalSince1970: 1_767_225_600) })   // 2026-01-01

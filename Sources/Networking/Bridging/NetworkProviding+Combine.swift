@@ -56,12 +56,16 @@
     }
 
     /// Starts the call on the first demand; delivers its value and completion, or nothing once cancelled.
+    ///
+    /// The running call holds this subscription (its completion captures `self` strongly) until the call
+    /// reports or is cancelled, then lets go (see `StartedCall`): the value arrives even when the app
+    /// keeps only the `AnyCancellable`, or nothing holds the subscription, and no cycle outlives the call.
     private final class CallSubscription<Output: Sendable>: Subscription, @unchecked Sendable {
         // @unchecked: `subscriber` and `call` are guarded by `lock`; Combine may call request and cancel
         // from any thread.
         private let lock = NSLock()
         private var subscriber: AnySubscriber<Output, any Error>?
-        private var call: StartedCall?
+        private var call: StartedCall<Output>?
         private let operation: @Sendable () async throws -> Output
 
         init(subscriber: AnySubscriber<Output, any Error>, operation: @escaping @Sendable () async throws -> Output) {
@@ -76,7 +80,7 @@
                 lock.unlock()
                 return
             }
-            let started = StartedCall.start(operation) { [weak self] result in self?.deliver(result) }
+            let started = StartedCall.start(operation) { result in self.deliver(result) }
             call = started
             lock.unlock()
         }

@@ -80,10 +80,16 @@ public enum RequestBody: Sendable {
 
 extension RequestBody {
     /// The size of the file at `url` when it is a regular file this process can read (not a folder, pipe
-    /// or device), else `nil`: what a file body, or a form's file part, may be sent from.
+    /// or device), else `nil`: what a file body, or a form's file part, may be sent from. A symbolic link
+    /// is followed (the bytes sent are its target's), so a link to a regular file is accepted and a link
+    /// to a folder, or to nothing, is not.
     static func sizeOfReadableRegularFile(_ url: URL) -> Int64? {
-        guard url.isFileURL, FileManager.default.isReadableFile(atPath: url.path),
-            let attributes = try? FileManager.default.attributesOfItem(atPath: url.path),   // missing: nil, as asked
+        guard url.isFileURL else { return nil }
+        // attributesOfItem does not follow a link (it would report `.typeSymbolicLink`): ask about the
+        // target. A dangling link resolves to itself, still a link, and is refused below.
+        let path = url.resolvingSymlinksInPath().path
+        guard FileManager.default.isReadableFile(atPath: path),
+            let attributes = try? FileManager.default.attributesOfItem(atPath: path),   // missing: nil, as asked
             attributes[.type] as? FileAttributeType == .typeRegular
         else { return nil }
         return (attributes[.size] as? NSNumber)?.int64Value

@@ -136,8 +136,39 @@ public struct RetryPolicy: RequestInterceptor {
     /// Accepts only what RFC 9110 allows: delay-seconds (`"120"`, at most 10⁹) and an HTTP date
     /// (`"Wed, 21 Oct 2015 07:28:00 GMT"`, plus the obsolete RFC 850 and asctime forms), with optional
     /// spaces or tabs around it; a date in the past means no delay. Any other byte makes it malformed.
+    ///
+    /// A header sent twice reaches the app as one value joined with commas (`"120, 120"`, or two dates
+    /// `"Sun, 06 Nov 1994 08:49:37 GMT, Sun, 06 Nov 1994 08:49:37 GMT"`): each value must be valid on
+    /// its own, and when they differ the **longest** delay is used, since a retry earlier than any of
+    /// them might be refused again. A single HTTP date is read whole first, so its own comma never splits it.
     public func retryAfterDelay(_ value: String) -> TimeInterval? {
-        var bytes = Substring(value).utf8[...]
+        if let delay = singleRetryAfterDelay(Substring(value)) { return delay }
+        // The field was sent more than once and combined: "120, 120". Dates have a comma of their own
+        // ("Sun, 06 Nov ..."), so a piece that is not a value is joined with the next one and read again.
+        let pieces = value.split(separator: ",", omittingEmptySubsequences: false)
+        guard pieces.count > 1 else { return nil }
+        var longest: TimeInterval?
+        var index = 0
+        while index < pieces.count {
+            let delay: TimeInterval
+            if let single = singleRetryAfterDelay(pieces[index]) {
+                delay = single
+                index += 1
+            } else if index + 1 < pieces.count, let date = singleRetryAfterDelay(pieces[index] + "," + pieces[index + 1]) {
+                delay = date
+                index += 2
+            } else {
+                return nil
+            }
+            longest = max(longest ?? delay, delay)
+        }
+        return longest
+    }
+
+    /// One `Retry-After` value (delay-seconds or an HTTP date, with optional spaces or tabs around
+    /// it), or `nil`.
+    private func singleRetryAfterDelay(_ value: Substring) -> TimeInterval? {
+        var bytes = value.utf8[...]
         while let first = bytes.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { bytes = bytes.dropFirst() }
         while let last = bytes.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { bytes = bytes.dropLast() }
         guard !bytes.isEmpty else { return nil }

@@ -17,8 +17,16 @@ import Foundation
 ///   `api_key`): a header is hidden when its name is in ``headerNames`` **or** in ``bodyKeys``;
 /// - JSON keys and form fields in ``bodyKeys``, and query parameters in ``queryNames``
 ///   (both ``defaultSecretNames``: `token`, `access_token`, `accessToken`, `refresh_token`,
-///   `refreshToken`, `id_token`, `password`, `secret`, `client_secret`, `api_key`, `apiKey`);
-/// - the hidden query parameters inside URL-valued headers (`Location`, `Content-Location`, `Referer`).
+///   `refreshToken`, `id_token`, `sessionToken`, `jwt`, `code`, `code_verifier`, `password`, `secret`,
+///   `client_secret`, `api_key`, `apiKey`);
+/// - any JSON key, form field, query parameter or header whose name **contains** one of
+///   ``secretNameFragments`` (``defaultSecretNameFragments``: `token`, `secret`, `password`), such as
+///   `csrfToken`, `X-Session-Token`, `new_password` or `webhookSecret`. Other names must match exactly:
+///   `code` is hidden, `statusCode`, `postcode` and `divisionCode` are not;
+/// - in every URL shown: the hidden query parameters, the same names in a fragment of `name=value`
+///   pairs (OAuth's implicit flow: `#access_token=…&state=…`; a fragment of another form is left as it
+///   is), and the user and password (`https://user:pass@host`); also inside URL-valued headers
+///   (`Location`, `Content-Location`, `Referer`).
 ///
 /// Add your own names to the sets:
 ///
@@ -39,12 +47,17 @@ public struct Redactor: Sendable {
     ]
 
     /// The JSON keys, form fields and query parameters hidden by default: `token`, `access_token`,
-    /// `accessToken`, `refresh_token`, `refreshToken`, `id_token`, `password`, `secret`,
+    /// `accessToken`, `refresh_token`, `refreshToken`, `id_token`, `sessionToken`, `jwt`, `code` (an
+    /// OAuth authorization code), `code_verifier` (its PKCE verifier), `password`, `secret`,
     /// `client_secret`, `api_key`, `apiKey`.
     public static let defaultSecretNames: Set<String> = [
-        "token", "access_token", "accessToken", "refresh_token", "refreshToken", "id_token",
-        "password", "secret", "client_secret", "api_key", "apiKey",
+        "token", "access_token", "accessToken", "refresh_token", "refreshToken", "id_token", "sessionToken",
+        "jwt", "code", "code_verifier", "password", "secret", "client_secret", "api_key", "apiKey",
     ]
+
+    /// The parts of a name that make it a secret wherever they occur in it, in any letter case:
+    /// `token`, `secret`, `password`.
+    public static let defaultSecretNameFragments: Set<String> = ["token", "secret", "password"]
 
     /// Headers whose value is a URL, shown with their hidden query parameters replaced.
     private static let urlHeaderNames: Set<String> = ["Location", "Content-Location", "Referer"]
@@ -55,8 +68,13 @@ public struct Redactor: Sendable {
     /// JSON object keys (at any depth) and form fields whose values are hidden; a header of one of
     /// these names is hidden too.
     public var bodyKeys: Set<String>
-    /// Query parameters whose values are hidden, in URLs and in form bodies.
+    /// Query parameters whose values are hidden, in URLs (their query and a `name=value` fragment)
+    /// and in form bodies.
     public var queryNames: Set<String>
+    /// A JSON key, form field, query parameter or header whose name contains one of these, in any
+    /// letter case, is hidden too (``defaultSecretNameFragments``). Remove one to match only the names
+    /// in the sets; insert your own (`"pin"`) to hide every name containing it.
+    public var secretNameFragments: Set<String> = Redactor.defaultSecretNameFragments
 
     /// Creates a redactor; the defaults cover the usual credentials, and you can add your own.
     public init(
@@ -69,17 +87,19 @@ public struct Redactor: Sendable {
         self.queryNames = queryNames
     }
 
-    /// Whether the header called `name` is hidden: it is in ``headerNames`` or ``bodyKeys``, or an
-    /// ``AuthInterceptor`` writes it.
+    /// Whether the header called `name` is hidden: it is in ``headerNames`` or ``bodyKeys``, contains
+    /// one of ``secretNameFragments``, or an ``AuthInterceptor`` writes it.
     public func hidesHeader(_ name: String) -> Bool {
-        matches(headerNames, name) || matches(bodyKeys, name) || SecretHeaderNames.contains(name)
+        matches(headerNames, name) || isSecret(name, in: bodyKeys) || SecretHeaderNames.contains(name)
     }
 
     /// `value`, or the placeholder when the header called `name` is hidden. A URL-valued header
-    /// (`Location`, `Content-Location`, `Referer`) has its hidden query parameters replaced.
+    /// (`Location`, `Content-Location`, `Referer`) is shown as ``url(_:)`` shows a URL.
     public func headerValue(_ value: String, forName name: String) -> String {
         if hidesHeader(name) { return Self.placeholder }
-        if matches(Self.urlHeaderNames, name), value.contains("?"), let url = URL(string: value) {
+        if matches(Self.urlHeaderNames, name), value.contains(where: { $0 == "?" || $0 == "#" || $0 == "@" }),
+            let url = URL(string: value)
+        {
             return self.url(url)
         }
         return value
@@ -93,22 +113,27 @@ public struct Redactor: Sendable {
         }
     }
 
-    /// The URL as text with hidden query values, and any password in it (`https://user:pass@host`),
-    /// replaced.
+    /// The URL as text with hidden query values replaced, the same names in a fragment of
+    /// `name=value` pairs (`#access_token=…&state=…`) replaced, and its user and password
+    /// (`https://user:pass@host`) replaced. A fragment of another form (`#section-2`) is left as it is.
     public func url(_ url: URL) -> String {
-        guard url.query != nil || url.password != nil,
+        guard url.query != nil || url.fragment != nil || url.user != nil || url.password != nil,
             var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
         else { return url.absoluteString }
-        if components.percentEncodedPassword != nil {
-            components.percentEncodedPassword = PercentEncoding.component(Self.placeholder)
-        }
+        let hidden = PercentEncoding.component(Self.placeholder)
+        // The user too: a token is often sent as the user name (`https://<token>@host`).
+        if components.percentEncodedUser != nil { components.percentEncodedUser = hidden }
+        if components.percentEncodedPassword != nil { components.percentEncodedPassword = hidden }
         if let items = components.percentEncodedQueryItems, !items.isEmpty {
             components.percentEncodedQueryItems = items.map { item in
-                guard item.value != nil, matches(queryNames, item.name.removingPercentEncoding ?? item.name) else { return item }
-                return URLQueryItem(name: item.name, value: PercentEncoding.component(Self.placeholder))
+                guard item.value != nil, isSecret(item.name.removingPercentEncoding ?? item.name, in: queryNames) else { return item }
+                return URLQueryItem(name: item.name, value: hidden)
             }
         }
-        return components.string ?? url.absoluteString
+        if let fragment = components.percentEncodedFragment, fragment.contains("=") {
+            components.percentEncodedFragment = redactPairs(fragment, names: queryNames)
+        }
+        return components.string ?? Self.placeholder   // never the unredacted text
     }
 
     /// The body as text for a log, at most `limit` characters, with hidden JSON and form values
@@ -139,11 +164,27 @@ public struct Redactor: Sendable {
         names.contains { $0.caseInsensitiveCompare(name) == .orderedSame }
     }
 
+    /// Whether `name` is one of `names`, or contains one of ``secretNameFragments``, in any letter case.
+    private func isSecret(_ name: String, in names: Set<String>) -> Bool {
+        matches(names, name) || secretNameFragments.contains { !$0.isEmpty && name.range(of: $0, options: .caseInsensitive) != nil }
+    }
+
+    /// `name=value&…` text (a form body, a URL fragment) with the values of secret names replaced;
+    /// a piece without `=` is left as it is.
+    private func redactPairs(_ text: String, names: Set<String>) -> String {
+        text.split(separator: "&", omittingEmptySubsequences: false).map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = String(parts[0])
+            guard parts.count == 2, isSecret(name.removingPercentEncoding ?? name, in: names) else { return String(pair) }
+            return name + "=" + PercentEncoding.component(Self.placeholder)
+        }.joined(separator: "&")
+    }
+
     private func redactJSON(_ value: Any) -> Any {
         if let object = value as? [String: Any] {
             var copy: [String: Any] = [:]
             for (key, inner) in object {
-                copy[key] = matches(bodyKeys, key) ? Self.placeholder : redactJSON(inner)
+                copy[key] = isSecret(key, in: bodyKeys) ? Self.placeholder : redactJSON(inner)
             }
             return copy
         }
@@ -155,7 +196,7 @@ public struct Redactor: Sendable {
         form.split(separator: "&", omittingEmptySubsequences: false).map { pair in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let name = String(parts[0])
-            guard parts.count == 2, matches(bodyKeys.union(queryNames), name.removingPercentEncoding ?? name) else { return String(pair) }
+            guard parts.count == 2, isSecret(name.removingPercentEncoding ?? name, in: bodyKeys.union(queryNames)) else { return String(pair) }
             return name + "=" + Self.placeholder
         }.joined(separator: "&")
     }
