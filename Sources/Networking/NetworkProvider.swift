@@ -190,6 +190,7 @@ public final class NetworkProvider: NetworkProviding {
                 let (last, count, finished) = (sent ?? built, statuses.count, response)
                 events.send { $0.requestDidFinish(last, result: .success(finished), attempts: count, duration: duration, context: context) }
             }
+            if mode.streams, !events.isEmpty { Self.reportStreamEnd(of: delivered, response: response, to: events, context: context) }
             return (response, delivered)
         } catch {
             if !events.isEmpty, let last = sent {

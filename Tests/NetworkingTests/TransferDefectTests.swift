@@ -41,3 +41,69 @@ struct StreamDefectTests {
         #expect(server.interruptedCount == 1)
     }
 }
+
+/// Records, in order, when calls finish and when their streamed bodies end.
+private struct StreamEndRecorder: EventMonitor {
+    let log = Recorder<String>()
+    let ends = Recorder<(status: Int, error: (any Error)?, bytes: Int64)>()
+
+    func requestDidFinish(_ request: URLRequest, result: Result<Response, any Error>, attempts: Int, duration: TimeInterval, context: RequestContext) {
+        log.append("finished")
+    }
+
+    func streamDidEnd(_ response: Response, error: (any Error)?, bytes: Int64, context: RequestContext) {
+        log.append("stream ended")
+        ends.append((response.statusCode, error, bytes))
+    }
+}
+
+@Suite("Transfer defects: the end of a stream is observed")
+struct StreamEndEventTests {
+    @Test func monitorsAndTheLoggerAreToldWhenAStreamEndsWhole() async throws {
+        // GIVEN a provider with a monitor and a logger, and a stream of 3 chunks (12 bytes) whose URL has a secret
+        let server = MockServer()
+        server.stub(.get, "/v1/feed", .chunked(["data", ": on", "e\n\n\n"], interval: 0.001))
+        let recorder = StreamEndRecorder()
+        let lines = Recorder<String>()
+        let provider = server.makeProvider(monitors: [recorder, NetworkLogger(sink: LogSink { lines.append($0) })])
+        // WHEN the stream is read to its end
+        let stream = try await provider.stream(TestEndpoint(path: "/feed", queryItems: [URLQueryItem(name: "api_key", value: "s3cr3t")]))
+        for try await _ in stream {}
+        await provider.waitForMonitors()
+        // THEN the monitor heard the end after the call finished, whole, with the body's size
+        #expect(recorder.log.all == ["finished", "stream ended"])
+        let end = try #require(recorder.ends.all.first)
+        #expect(end.status == 200 && end.error == nil && end.bytes == 12)
+        // and the logger wrote a line for it, without the secret
+        let last = try #require(lines.all.last)
+        #expect(last.contains("→ 200 stream ended, 12 bytes"))
+        #expect(last.hasPrefix("GET https://api.example.com/v1/feed?api_key="))
+        #expect(!lines.all.joined().contains("s3cr3t"))
+    }
+
+    @Test func monitorsAndTheLoggerAreToldWhenAStreamFailsMidWay() async throws {
+        // GIVEN a stream that drops after one 11-byte event
+        let server = MockServer()
+        server.stub(.get, "/v1/feed", .chunked(["data: one\n\n"], interval: 0.001, failingWith: URLError(.networkConnectionLost)))
+        let recorder = StreamEndRecorder()
+        let lines = Recorder<String>()
+        let provider = server.makeProvider(monitors: [recorder, NetworkLogger(sink: LogSink { lines.append($0) })])
+        // WHEN it is read until it fails
+        let stream = try await provider.stream(TestEndpoint(path: "/feed"))
+        await #expect(throws: NetworkError.self) {
+            for try await _ in stream.events {}
+        }
+        await provider.waitForMonitors()
+        // THEN the monitor heard the failure, with the bytes that came before it
+        #expect(recorder.log.all == ["finished", "stream ended"])
+        let end = try #require(recorder.ends.all.first)
+        #expect(end.bytes == 11)
+        guard case NetworkError.transportFailed(let urlError)? = end.error else {
+            Issue.record("expected transportFailed, got \(String(describing: end.error))")
+            return
+        }
+        #expect(urlError.code == .networkConnectionLost)
+        // and the logger says the stream failed, and after how much
+        #expect(lines.all.last?.contains("→ 200 stream failed after 11 bytes: ") == true)
+    }
+}

@@ -57,6 +57,19 @@ extension NetworkProvider {
         return ResponseStream(response: response, channel: channel)
     }
 
+    /// Tells the monitors when the body of a streamed call ends (see
+    /// ``EventMonitor/streamDidEnd(_:error:bytes:context:)``); called after its `requestDidFinish` was queued.
+    static func reportStreamEnd(of delivered: DeliveredBody?, response: Response, to events: EventDispatcher, context: RequestContext) {
+        guard case .stream(let channel)? = delivered else {
+            // An accepted status with an empty reply: its stream ends as it is handed out.
+            events.send { $0.streamDidEnd(response, error: nil, bytes: 0, context: context) }
+            return
+        }
+        channel.whenEnded { error, bytes in
+            events.send { $0.streamDidEnd(response, error: error, bytes: bytes, context: context) }
+        }
+    }
+
     /// Downloads `endpoint`'s body into the file at `destination`, replacing any file there, and returns
     /// the response (its `data` is empty).
     ///
