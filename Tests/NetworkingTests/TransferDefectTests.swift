@@ -107,3 +107,28 @@ struct StreamEndEventTests {
         #expect(lines.all.last?.contains("→ 200 stream failed after 11 bytes: ") == true)
     }
 }
+
+@Suite("Transfer defects: dump() of a stream")
+struct StreamReflectionTests {
+    @Test func dumpingAStreamItsLinesOrItsEventsShowsNoToken() async throws {
+        // GIVEN a stream whose request carries a bearer token and whose response sets a cookie
+        let server = MockServer()
+        server.stub(
+            .get, "/v1/feed",
+            .chunked(["data: one\n\n"], interval: 0.001, headers: ["Set-Cookie": "session=cookie-s3cr3t", "X-Auth-Token": "header-s3cr3t"]))
+        let stream = try await server.makeProvider().stream(TestEndpoint(path: "/feed", headers: ["Authorization": "Bearer token-s3cr3t"]))
+        defer { withExtendedLifetime(stream) {} }
+        // WHEN the stream, its lines, its events and their iterators are dumped
+        var output = ""
+        dump(stream, to: &output)
+        dump(stream.lines, to: &output)
+        dump(stream.events, to: &output)
+        dump(stream.makeAsyncIterator(), to: &output)
+        dump(stream.lines.makeAsyncIterator(), to: &output)
+        dump(stream.events.makeAsyncIterator(), to: &output)
+        // THEN no secret appears, but the status and the header names do
+        #expect(!output.contains("s3cr3t"))
+        #expect(output.contains("200"))
+        #expect(output.contains("Authorization"))
+    }
+}
