@@ -372,7 +372,7 @@ public final class NetworkProvider: NetworkProviding {
                         case .success(let (body, http, refused)):
                             var delivered: DeliveredBody?
                             if let download {
-                                if refused == nil {
+                                if refused == nil, error == nil {   // a cancelled challenge's 401: its file was removed
                                     delivered = .file(download)
                                 } else {
                                     try? FileManager.default.removeItem(at: download)   // an accepted redirect's body is not the download

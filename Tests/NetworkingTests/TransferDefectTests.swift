@@ -132,3 +132,76 @@ struct StreamReflectionTests {
         #expect(output.contains("Authorization"))
     }
 }
+
+/// A download endpoint that also accepts `304 Not Modified`.
+private struct ConditionalDownload: Endpoint {
+    var baseURL: URL { URL(string: "https://api.example.com/v1")! }
+    var path: String { "/reports/latest.pdf" }
+    var headers: [String: String] { ["If-None-Match": #""v1""#] }
+    var acceptableStatusCodes: Set<Int> { Set(200..<300).union([304]) }
+}
+
+@Suite("Transfer defects: downloads that deliver no body")
+struct DownloadWithoutBodyTests {
+    @Test func a304LeavesTheDestinationAsItWasAndSaysSo() async throws {
+        // GIVEN a file from an earlier download, last modified a week ago, and a server answering 304
+        let folder = try makeScratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("latest.pdf")
+        try Data("the report".utf8).write(to: destination)
+        let weekAgo = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 - 7 * 86_400).rounded())
+        try FileManager.default.setAttributes([.modificationDate: weekAgo], ofItemAtPath: destination.path)
+        let server = MockServer()
+        server.stub(.get, "/v1/reports/latest.pdf", .status(304, headers: ["ETag": #""v1""#]))
+        // WHEN it is downloaded again
+        let response = try await server.makeProvider().download(ConditionalDownload(), to: destination)
+        // THEN the result says 304, and the file keeps its bytes and its modification date; nothing else is left
+        #expect(response.statusCode == 304)
+        #expect(try Data(contentsOf: destination) == Data("the report".utf8))
+        let modified = try FileManager.default.attributesOfItem(atPath: destination.path)[.modificationDate] as? Date
+        #expect(modified == weekAgo)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["latest.pdf"])
+    }
+
+    @Test func a304LeavesAMissingDestinationMissing() async throws {
+        // GIVEN no file at the destination, and a server answering 304
+        let folder = try makeScratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = MockServer()
+        server.stub(.get, "/v1/reports/latest.pdf", .status(304))
+        // WHEN it is downloaded
+        let response = try await server.makeProvider().download(ConditionalDownload(), to: folder.appendingPathComponent("latest.pdf"))
+        // THEN no file appears (not even an empty one)
+        #expect(response.statusCode == 304)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+    }
+
+    /// On Linux a 401 with `WWW-Authenticate: Basic` raises an authentication challenge, even from the mock's
+    /// URL protocol; the session delegate cancels it and the 401 is the answer, its body never delivered to a file.
+    @Test func anAcceptedChallenged401EndsAsThatResponseAndLeavesTheDestinationAsItWas() async throws {
+        struct AcceptsUnauthorized: Endpoint {
+            var baseURL: URL { URL(string: "https://api.example.com/v1")! }
+            var path: String { "/reports/latest.pdf" }
+            var acceptableStatusCodes: Set<Int> { [200, 401] }
+        }
+        // GIVEN an existing destination, and a server answering 401 with a Basic challenge the endpoint accepts
+        let folder = try makeScratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("latest.pdf")
+        try Data("the report".utf8).write(to: destination)
+        let server = MockServer()
+        server.stub(
+            .get, "/v1/reports/latest.pdf",
+            MockResponse(statusCode: 401, headers: ["WWW-Authenticate": #"Basic realm="reports""#], body: Data("denied".utf8)))
+        let provider = server.makeProvider()
+        // WHEN it is downloaded to the existing file, and to a missing one
+        let response = try await provider.download(AcceptsUnauthorized(), to: destination)
+        let missing = folder.appendingPathComponent("missing.pdf")
+        _ = try await provider.download(AcceptsUnauthorized(), to: missing)
+        // THEN the call ends as that 401 (not fileWriteFailed), the file keeps its bytes, the missing one stays
+        // missing, and no temporary file is left
+        #expect(response.statusCode == 401)
+        #expect(try Data(contentsOf: destination) == Data("the report".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["latest.pdf"])
+    }
+}

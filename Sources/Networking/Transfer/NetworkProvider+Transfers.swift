@@ -80,6 +80,12 @@ extension NetworkProvider {
     /// if it names one, and none otherwise (the body goes to disk, not memory). A retried download
     /// starts again from the first byte.
     ///
+    /// When the endpoint accepts `304 Not Modified` (a conditional request) and gets it, `destination` is
+    /// left as it was: not replaced, not touched, still missing if it was; the returned response's
+    /// `statusCode` is 304. Any other accepted answer whose body was not delivered to a file (on Linux, a
+    /// 401 with `WWW-Authenticate: Basic` the endpoint accepts comes through an authentication challenge the
+    /// provider cancels) likewise leaves `destination` as it was and returns that response.
+    ///
     /// - Parameters:
     ///   - endpoint: the call.
     ///   - destination: the file URL the body lands at; its folder must exist and be writable.
@@ -113,14 +119,16 @@ extension NetworkProvider {
         mode.acceptable = endpoint.acceptableStatusCodes
         mode.sizeLimit = endpoint.maximumResponseSize ?? .max
         let (response, delivered) = try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: mode)
-        guard case .file(let file)? = delivered else {
-            // An accepted answer whose head never reached the delegate (a Linux authentication challenge
-            // the endpoint accepts): its body, possibly empty, replaces the destination atomically.
-            do {
-                try response.data.write(to: destination, options: .atomic)
-            } catch {
-                throw NetworkError.fileWriteFailed(error)
-            }
+        return try Self.place(delivered, of: response, at: destination)
+    }
+
+    /// Moves a download's accepted body into place at `destination`, and returns `response`. A 304, and an
+    /// accepted answer whose body was not delivered to a file (a Linux authentication challenge the
+    /// endpoint accepts: its 401 never reached the delegate as a response), leave `destination` as it was.
+    static func place(_ delivered: DeliveredBody?, of response: Response, at destination: URL) throws -> Response {
+        guard case .file(let file)? = delivered else { return response }
+        guard response.statusCode != 304 else {
+            try? FileManager.default.removeItem(at: file)   // a 304 has no body: our empty temporary file goes
             return response
         }
         do {
