@@ -205,3 +205,80 @@ struct DownloadWithoutBodyTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["latest.pdf"])
     }
 }
+
+/// Creates a file at `url` whose modification date is `age` seconds ago.
+private func makeFile(_ url: URL, age: TimeInterval) throws {
+    try Data("leftover".utf8).write(to: url)
+    try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -age)], ofItemAtPath: url.path)
+}
+
+/// An accepted 200 for the download tests that place a file directly.
+private func okResponse() throws -> Response {
+    let url = URL(string: "https://api.example.com/v1/reports/latest.pdf")!
+    let http = try #require(HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:]))
+    return Response(data: Data(), httpResponse: http, request: URLRequest(url: url))
+}
+
+/// What a `sync` saw when it was called.
+private final class SyncProbe: @unchecked Sendable {
+    // @unchecked: `seen` is guarded by `lock`.
+    private let lock = NSLock()
+    private var seen: [(file: Data, destination: Data?)] = []
+
+    func record(_ handle: FileHandle, file: URL, destination: URL) throws {
+        let entry = (try Data(contentsOf: file), try? Data(contentsOf: destination))
+        lock.lock()
+        seen.append(entry)
+        lock.unlock()
+    }
+
+    var calls: [(file: Data, destination: Data?)] {
+        lock.lock()
+        defer { lock.unlock() }
+        return seen
+    }
+}
+
+@Suite("Transfer defects: durable downloads and leftover temporary files")
+struct DurableDownloadTests {
+    @Test func aDownloadIsFlushedToDiskBeforeItReplacesTheDestination() async throws {
+        // GIVEN a downloaded temporary file and an existing destination
+        let folder = try makeScratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let temporary = folder.appendingPathComponent(".networking-\(UUID().uuidString).download")
+        let destination = folder.appendingPathComponent("latest.pdf")
+        try Data("new".utf8).write(to: temporary)
+        try Data("old".utf8).write(to: destination)
+        let probe = SyncProbe()
+        // WHEN the download is put in place
+        _ = try await NetworkProvider.place(
+            .file(temporary), of: try okResponse(), at: destination,
+            sync: { try probe.record($0, file: temporary, destination: destination) })
+        // THEN the new bytes were flushed once, while the destination still held the old ones, and then moved in
+        #expect(probe.calls.count == 1)
+        #expect(probe.calls.first?.file == Data("new".utf8))
+        #expect(probe.calls.first?.destination == Data("old".utf8))
+        #expect(try Data(contentsOf: destination) == Data("new".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["latest.pdf"])
+    }
+
+    @Test func aDownloadThatCannotBeFlushedIsFileWriteFailedAndKeepsTheDestination() async throws {
+        // GIVEN a downloaded temporary file, an existing destination, and a disk that fails to flush
+        let folder = try makeScratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let temporary = folder.appendingPathComponent(".networking-\(UUID().uuidString).download")
+        let destination = folder.appendingPathComponent("latest.pdf")
+        try Data("new".utf8).write(to: temporary)
+        try Data("old".utf8).write(to: destination)
+        // WHEN the download is put in place
+        await #expect {
+            _ = try await NetworkProvider.place(.file(temporary), of: try okResponse(), at: destination, sync: { _ in throw POSIXError(.EIO) })
+        } throws: { error in
+            // THEN it fails with fileWriteFailed, the destination keeps its bytes and the temporary file is gone
+            guard case NetworkError.fileWriteFailed(let underlying) = error else { return false }
+            return (underlying as? POSIXError)?.code == .EIO
+        }
+        #expect(try Data(contentsOf: destination) == Data("old".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["latest.pdf"])
+    }
+}

@@ -119,19 +119,33 @@ extension NetworkProvider {
         mode.acceptable = endpoint.acceptableStatusCodes
         mode.sizeLimit = endpoint.maximumResponseSize ?? .max
         let (response, delivered) = try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: mode)
-        return try Self.place(delivered, of: response, at: destination)
+        return try await Self.place(delivered, of: response, at: destination)
     }
 
-    /// Moves a download's accepted body into place at `destination`, and returns `response`. A 304, and an
-    /// accepted answer whose body was not delivered to a file (a Linux authentication challenge the
-    /// endpoint accepts: its 401 never reached the delegate as a response), leave `destination` as it was.
-    static func place(_ delivered: DeliveredBody?, of response: Response, at destination: URL) throws -> Response {
+    /// Moves a download's accepted body into place at `destination`, flushed to disk first (`sync`, an
+    /// `fsync` by default, so that a crash just after the rename cannot leave a destination whose bytes were
+    /// never written), and returns `response`. A 304, and an accepted answer whose body was not delivered to
+    /// a file (a Linux authentication challenge the endpoint accepts: the delegate cancelled it), leave
+    /// `destination` as it was.
+    static func place(
+        _ delivered: DeliveredBody?, of response: Response, at destination: URL,
+        sync: @escaping @Sendable (FileHandle) throws -> Void = { try $0.synchronize() }
+    ) async throws -> Response {
         guard case .file(let file)? = delivered else { return response }
         guard response.statusCode != 304 else {
             try? FileManager.default.removeItem(at: file)   // a 304 has no body: our empty temporary file goes
             return response
         }
         do {
+            try await BlockingFileWork.run { _ in   // an fsync may wait for the disk: not on the cooperative pool
+                do {
+                    let handle = try FileHandle(forWritingTo: file)
+                    defer { try? handle.close() }   // nothing is written through this handle: closing it loses nothing
+                    try sync(handle)
+                } catch {
+                    throw NetworkError.fileWriteFailed(error)
+                }
+            }
             if Task.isCancelled { throw NetworkError.cancelled }
             // rename(2) replaces the destination atomically (the file is in the same folder).
             guard rename(file.path, destination.path) == 0 else {
