@@ -97,6 +97,7 @@ public final class NetworkProvider: NetworkProviding {
         self.errorMapper = errorMapper
         self.events = EventDispatcher(monitors)
         self.sleep = sleep
+        StaleTemporaryFiles.sweepMultipartOnce()   // a crashed process's spooled forms: once, in the background
     }
 
     deinit {

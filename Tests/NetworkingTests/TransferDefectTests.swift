@@ -281,4 +281,41 @@ struct DurableDownloadTests {
         #expect(try Data(contentsOf: destination) == Data("old".utf8))
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["latest.pdf"])
     }
+
+    @Test func leftoverDownloadFilesOlderThanADayAreRemovedWhenADownloadStartsInTheirFolder() async throws {
+        // GIVEN a folder with a crashed download's two-day-old temporary file, another process's fresh one
+        // (an hour old), and an unrelated old file
+        let folder = try makeScratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try makeFile(folder.appendingPathComponent(".networking-crashed.download"), age: 2 * 86_400)
+        try makeFile(folder.appendingPathComponent(".networking-in-use.download"), age: 3_600)
+        try makeFile(folder.appendingPathComponent("notes.download"), age: 2 * 86_400)
+        let server = MockServer()
+        server.stub(.get, "/v1/files/1", .chunked(["abc"]))
+        // WHEN a download into that folder completes
+        _ = try await server.makeProvider().download(TestEndpoint(path: "/files/1"), to: folder.appendingPathComponent("file.bin"))
+        // THEN only the stale leftover is gone
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == [".networking-in-use.download", "file.bin", "notes.download"])
+    }
+
+    @Test func leftoverFormFilesOlderThanADayAreRemovedAndYoungerOnesKept() throws {
+        // GIVEN a temporary folder with a crashed call's two-day-old spooled form, a fresh one (in use by
+        // another process), an unrelated old file, and an old folder with a matching name
+        let folder = try makeScratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try makeFile(folder.appendingPathComponent("networking-crashed.multipart"), age: 2 * 86_400)
+        try makeFile(folder.appendingPathComponent("networking-in-use.multipart"), age: 23 * 3_600)
+        try makeFile(folder.appendingPathComponent("upload.multipart"), age: 2 * 86_400)
+        let matchingFolder = folder.appendingPathComponent("networking-folder.multipart")
+        try FileManager.default.createDirectory(at: matchingFolder, withIntermediateDirectories: false)
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -2 * 86_400)], ofItemAtPath: matchingFolder.path)
+        // WHEN the sweep the provider starts (once per process, over the temporary directory) runs there
+        let removed = StaleTemporaryFiles.removeStale(in: folder, where: StaleTemporaryFiles.isMultipart)
+        // THEN only the stale form file was removed
+        #expect(removed == ["networking-crashed.multipart"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == [
+                "networking-folder.multipart", "networking-in-use.multipart", "upload.multipart",
+            ])
+    }
 }

@@ -113,6 +113,7 @@ extension NetworkProvider {
         else {
             throw NetworkError.invalidRequest(field: "download destination", reason: "its folder does not exist or cannot be written")
         }
+        await StaleTemporaryFiles.sweepDownloads(in: folder)   // a crashed process's leftovers, once per folder
         var mode = TransferMode()
         mode.downloadDirectory = folder
         mode.progress = progress.map(ProgressTracker.init)
