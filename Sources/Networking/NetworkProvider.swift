@@ -173,7 +173,7 @@ public final class NetworkProvider: NetworkProviding {
             case .spooled(let form)?:
                 let file = FileManager.default.temporaryDirectory.appendingPathComponent("networking-\(UUID().uuidString).multipart")
                 spooled = file
-                let (contentType, length) = try form.spool(to: file)
+                let (contentType, length) = try await form.spool(to: file)
                 if built.value(forHTTPHeaderField: "Content-Type") == nil { built.setValue(contentType, forHTTPHeaderField: "Content-Type") }
                 built.setValue(String(length), forHTTPHeaderField: "Content-Length")
                 mode.bodyFile = file

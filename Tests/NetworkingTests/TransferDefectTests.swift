@@ -319,3 +319,60 @@ struct DurableDownloadTests {
             ])
     }
 }
+
+/// What a spool's `afterBlock` saw: how many blocks, and whether each ran off the calling thread.
+private final class SpoolProbe: @unchecked Sendable {
+    // @unchecked: `blocks` and `offPool` are guarded by `lock`.
+    private let lock = NSLock()
+    private var blocks = 0
+    private var offPool: [Bool] = []
+    let firstBlock = Signal()
+    let proceed = DispatchSemaphore(value: 0)
+
+    /// Records the block; after the first, signals the test and waits until it says go on.
+    func block(_ written: Int64) {
+        lock.lock()
+        blocks += 1
+        offPool.append(BlockingFileWork.isCurrent)
+        let first = blocks == 1
+        lock.unlock()
+        if first {
+            firstBlock.fire()
+            proceed.wait()   // the copy's own dispatch thread, not a cooperative one
+        }
+    }
+
+    var seen: (blocks: Int, offPool: [Bool]) {
+        lock.lock()
+        defer { lock.unlock() }
+        return (blocks, offPool)
+    }
+}
+
+@Suite("Transfer defects: spooling a large form")
+struct SpoolDefectTests {
+    @Test func cancellingMidSpoolStopsPromptlyWithCancelledAndLeavesNoFile() async throws {
+        // GIVEN a form with a 64 MiB file (sparse) being spooled
+        let folder = try makeScratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let big = folder.appendingPathComponent("big.bin")
+        #expect(FileManager.default.createFile(atPath: big.path, contents: nil))
+        let handle = try FileHandle(forWritingTo: big)
+        try handle.truncate(atOffset: 64 << 20)
+        try handle.close()
+        let form = MultipartForm([.text("title", "big"), .file("video", at: big)])
+        let copy = folder.appendingPathComponent("networking-\(UUID().uuidString).multipart")
+        let probe = SpoolProbe()
+        let spooling = Task { try await form.spool(to: copy, afterBlock: { probe.block($0) }) }
+        // WHEN the calling task is cancelled after the first 64 KB block was copied
+        await probe.firstBlock.wait()
+        spooling.cancel()
+        probe.proceed.signal()
+        // THEN the spool throws cancelled before copying another block, and removed its partial copy
+        await #expect(throws: NetworkError.cancelled) { _ = try await spooling.value }
+        #expect(probe.seen.blocks == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["big.bin"])
+        // and the copy ran on the blocking queue, not on the calling task's (cooperative) thread
+        #expect(probe.seen.offPool == [true])
+    }
+}

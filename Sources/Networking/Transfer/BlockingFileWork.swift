@@ -3,7 +3,15 @@ import Foundation
 /// Runs file work that blocks (a long copy, an `fsync`) on a dispatch queue of its own, never on a thread
 /// of Swift's cooperative pool, which has one thread per core and is shared by every task of the process.
 enum BlockingFileWork {
-    private static let queue = DispatchQueue(label: "Networking.BlockingFileWork", qos: .userInitiated, attributes: .concurrent)
+    private static let queue: DispatchQueue = {
+        let queue = DispatchQueue(label: "Networking.BlockingFileWork", qos: .userInitiated, attributes: .concurrent)
+        queue.setSpecific(key: marker, value: ())
+        return queue
+    }()
+    private static let marker = DispatchSpecificKey<Void>()
+
+    /// Whether the caller runs on the blocking queue (tests check that blocking work does).
+    static var isCurrent: Bool { DispatchQueue.getSpecific(key: marker) != nil }
 
     /// Whether the task awaiting a ``run(_:)`` was cancelled; the work checks it between blocks.
     final class Cancellation: @unchecked Sendable {
