@@ -111,6 +111,7 @@ public final class NetworkProvider: NetworkProviding {
         self.errorMapper = errorMapper
         self.events = EventDispatcher(monitors)
         self.sleep = sleep
+        StaleTemporaryFiles.sweepMultipartOnce()   // a crashed process's spooled forms: once, in the background
     }
 
     deinit {
@@ -187,7 +188,7 @@ public final class NetworkProvider: NetworkProviding {
             case .spooled(let form)?:
                 let file = FileManager.default.temporaryDirectory.appendingPathComponent("networking-\(UUID().uuidString).multipart")
                 spooled = file
-                let (contentType, length) = try form.spool(to: file)
+                let (contentType, length) = try await form.spool(to: file)
                 built.setValue(contentType, forHTTPHeaderField: "Content-Type")   // the boundary always wins over an endpoint's type
                 built.setValue(String(length), forHTTPHeaderField: "Content-Length")
                 mode.bodyFile = file
@@ -205,6 +206,7 @@ public final class NetworkProvider: NetworkProviding {
                 let (last, count, finished) = (sent ?? built, statuses.count, response)
                 events.send { $0.requestDidFinish(last, result: .success(finished), attempts: count, duration: duration, context: context) }
             }
+            if mode.streams, !events.isEmpty { Self.reportStreamEnd(of: delivered, response: response, to: events, context: context) }
             return (response, delivered)
         } catch {
             if !events.isEmpty, let last = sent {
@@ -428,7 +430,10 @@ public final class NetworkProvider: NetworkProviding {
                         case .failure(let failure):
                             continuation.resume(throwing: failure)
                         case .success(let (body, http)):
-                            continuation.resume(returning: (body, http, download.map { .file($0) }))
+                            // A download's file exists only when its body was delivered: not for a redirect, nor for a
+                            // cancelled challenge's 401 (an error here, whose file the transfer removed).
+                            let delivered = error == nil ? download.map { DeliveredBody.file($0) } : nil
+                            continuation.resume(returning: (body, http, delivered))
                         }
                     })
                 let task: URLSessionTask

@@ -19,7 +19,8 @@ import Networking
 /// #expect(server.requests.count == 1)
 /// ```
 public final class MockServer: @unchecked Sendable {
-    // @unchecked: `stubs`, `received`, `firstKept`, `dropped` and `interrupted` are guarded by `lock`.
+    // @unchecked: `stubs`, `received`, `firstKept`, `dropped`, `interrupted` and `interruptionWaiters` are
+    // guarded by `lock`.
 
     /// Answers one request.
     public typealias Handler = @Sendable (RecordedRequest) async throws -> MockResponse
@@ -40,6 +41,7 @@ public final class MockServer: @unchecked Sendable {
     /// The index in `received` of the oldest request still kept.
     private var firstKept = 0
     private var interrupted = 0
+    private var interruptionWaiters: [(count: Int, waiter: InterruptionWaiter)] = []
 
     /// The most requests kept in ``requests``; older ones are dropped first (a soak test with millions
     /// of requests keeps bounded memory). About 600 bytes each, plus the bodies.
@@ -122,6 +124,34 @@ public final class MockServer: @unchecked Sendable {
         return interrupted
     }
 
+    /// Waits until at least `count` requests were stopped before their response was delivered (see
+    /// ``interruptedCount``), and returns `true`; or returns `false` once `timeout` seconds passed or the
+    /// waiting task was cancelled. For tests that check a transfer was stopped without polling.
+    ///
+    /// ```swift
+    /// for try await _ in stream { break }
+    /// #expect(await server.waitForInterruptions(1))
+    /// ```
+    public func waitForInterruptions(_ count: Int = 1, timeout: TimeInterval = 10) async -> Bool {
+        let waiter = InterruptionWaiter()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                waiter.set(continuation)
+                lock.lock()
+                if interrupted >= count {
+                    lock.unlock()
+                    waiter.resume(true)
+                    return
+                }
+                interruptionWaiters.append((count, waiter))
+                lock.unlock()
+                DispatchQueue.global().asyncAfter(deadline: .now() + max(timeout, 0)) { waiter.resume(false) }
+            }
+        } onCancel: {
+            waiter.resume(false)
+        }
+    }
+
     // MARK: Providers
 
     /// Tags `request` so that ``MockURLProtocol`` routes it to this server: for a raw `URLSession`
@@ -201,8 +231,44 @@ public final class MockServer: @unchecked Sendable {
 
     func noteInterrupted() {
         lock.lock()
-        defer { lock.unlock() }
         interrupted += 1
+        let count = interrupted
+        let ready = interruptionWaiters.filter { $0.count <= count }.map(\.waiter)
+        interruptionWaiters.removeAll { $0.count <= count }
+        lock.unlock()
+        for waiter in ready { waiter.resume(true) }
+    }
+}
+
+/// One ``MockServer/waitForInterruptions(_:timeout:)`` call: resumed once, by whichever comes first.
+private final class InterruptionWaiter: @unchecked Sendable {
+    // @unchecked: `continuation` and `result` are guarded by `lock`.
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<Bool, Never>?
+    private var result: Bool?
+
+    func set(_ continuation: CheckedContinuation<Bool, Never>) {
+        lock.lock()
+        if let result {
+            lock.unlock()
+            continuation.resume(returning: result)   // cancelled before it began waiting
+            return
+        }
+        self.continuation = continuation
+        lock.unlock()
+    }
+
+    func resume(_ value: Bool) {
+        lock.lock()
+        guard result == nil else {
+            lock.unlock()
+            return
+        }
+        result = value
+        let continuation = self.continuation
+        self.continuation = nil
+        lock.unlock()
+        continuation?.resume(returning: value)
     }
 }
 

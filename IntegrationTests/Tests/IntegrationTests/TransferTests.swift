@@ -171,7 +171,7 @@ struct TransferTests {
             #expect(part.size == expected.size)
             #expect(part.checksum == expected.hex)
             #expect(growth < 64)
-            #expect(try spooledCopies() == copiesBefore)
+            #expect(try spooledCopies().isSubset(of: copiesBefore))   // none left (a day-old leftover may be swept)
         }
     }
 
@@ -275,7 +275,7 @@ struct TransferTests {
             for await step in uploadProgress where step.completedBytes > 0 { break }
             upload.cancel()
             await #expect { _ = try await upload.value } throws: { if case NetworkError.cancelled = $0 { true } else { false } }
-            #expect(try spooledCopies() == copiesBefore)
+            #expect(try spooledCopies().isSubset(of: copiesBefore))   // none left (a day-old leftover may be swept)
             #expect(await server.state.refreshCount == 0)
         }
     }

@@ -19,7 +19,11 @@ import Foundation
 /// ``retryDidDecide(_:attempt:error:context:)``, with the token refresh events in between when the call
 /// waited for one; last, ``requestDidFinish(_:result:attempts:duration:context:)``. Every event of a call
 /// is queued before the call returns or throws, so after ``NetworkProvider/waitForMonitors()`` they have
-/// all been delivered: tests need no polling. One exception: when a call is cancelled while it waits for a
+/// all been delivered: tests need no polling. A streamed call
+/// (``NetworkProvider/stream(_:interceptor:)``) finishes when its stream is handed out; its
+/// ``streamDidEnd(_:error:bytes:context:)`` follows when the body ended, queued before the reader sees
+/// the end or the error (a body its reader stopped, by leaving its loop or cancelling, ends a moment later,
+/// when the cancelled transfer completes). One exception: when a call is cancelled while it waits for a
 /// token refresh, the refresh goes on for the other calls, and its `tokenRefreshDidSucceed`/`DidFail`
 /// (and the refresh request's own events) come when it ends.
 ///
@@ -65,6 +69,12 @@ public protocol EventMonitor: Sendable {
         duration: TimeInterval,
         context: RequestContext
     )
+    /// The body of a streamed call (``NetworkProvider/stream(_:interceptor:)``) ended, after its
+    /// ``requestDidFinish(_:result:attempts:duration:context:)``: whole when `error` is `nil`, else with
+    /// the ``NetworkError`` its reader got or would get (the connection dropped, the reader fell too far
+    /// behind, the reader stopped: ``NetworkError/cancelled``). `response` is the one the stream was
+    /// handed out with; `bytes` is how many body bytes arrived.
+    func streamDidEnd(_ response: Response, error: (any Error)?, bytes: Int64, context: RequestContext)
 }
 
 extension EventMonitor {
@@ -85,6 +95,7 @@ extension EventMonitor {
         duration: TimeInterval,
         context: RequestContext
     ) {}
+    public func streamDidEnd(_ response: Response, error: (any Error)?, bytes: Int64, context: RequestContext) {}
 }
 
 /// The provider's monitors behind one serial queue: the pipeline only enqueues, never waits.

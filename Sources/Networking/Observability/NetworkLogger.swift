@@ -4,13 +4,14 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// An ``EventMonitor`` that logs one readable line per call, or, in verbose mode, the headers and
-/// bodies too (truncated). Secrets are hidden by its ``Redactor``: by default the usual credential
+/// An ``EventMonitor`` that logs one readable line per call (and a second when a streamed body ends),
+/// or, in verbose mode, the headers and bodies too (truncated). Secrets are hidden by its ``Redactor``: by default the usual credential
 /// headers, the header any ``AuthInterceptor`` writes, and secret-named query items and JSON/form fields.
 ///
 /// ```text
 /// GET https://api.example.com/v1/users/1 → 200 in 12 ms, 1 attempt, 87 bytes
 /// POST https://api.example.com/v1/auth/refresh → failed in 3 ms, 1 attempt: URLError -1009
+/// GET https://api.example.com/v1/chat?q=hi → 200 stream ended, 5120 bytes
 /// ```
 ///
 /// ```swift
@@ -72,6 +73,19 @@ public struct NetworkLogger: EventMonitor {
                 result["\(field.key)"] = "\(field.value)"
             }
             sink.write(describe("response", headers: headers, body: response.data))
+        }
+    }
+
+    /// Logs the end of a streamed body: `… → 200 stream ended, 5120 bytes`, or `… → 200 stream failed
+    /// after 512 bytes: <reason>`; the URL is redacted as in the call's own line.
+    public func streamDidEnd(_ response: Response, error: (any Error)?, bytes: Int64, context: RequestContext) {
+        let method = response.request.httpMethod ?? "GET"
+        let url = response.request.url.map(redactor.url) ?? "?"
+        if let error {
+            let reason = (error as? NetworkError)?.description ?? "\(type(of: error))"
+            sink.write("\(method) \(url) → \(response.statusCode) stream failed after \(bytes) bytes: \(reason)")
+        } else {
+            sink.write("\(method) \(url) → \(response.statusCode) stream ended, \(bytes) bytes")
         }
     }
 

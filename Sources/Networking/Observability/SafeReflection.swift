@@ -6,8 +6,9 @@ import Foundation
 
 // `dump()`, debuggers and `String(reflecting:)` walk a value's stored properties unless its type
 // gives its own mirror. These mirrors keep tokens, cookies, passwords and API keys out of that output
-// for the package's public types that hold a request, a body, an error or a credential. (`Response`,
-// `Credential` and `AuthInterceptor` define theirs next to the type.)
+// for the package's public types that hold a request, a body, an error or a credential (a response
+// stream's transfer holds its request). (`Response`, `Credential` and `AuthInterceptor` define theirs next
+// to the type.)
 
 extension NetworkError: CustomReflectable {
     /// Shows the case as ``description`` says it: never a header value, a body, a query string, or
@@ -64,5 +65,48 @@ extension NetworkProvider: CustomReflectable {
                 "interceptor": interceptor as Any,
                 "maximumAttempts": maximumAttempts,
             ], displayStyle: .class)
+    }
+}
+
+extension ResponseStream: CustomReflectable {
+    /// Shows the response (whose own mirror hides its secrets and those of the request sent), not the
+    /// transfer behind the stream, whose task holds the request with its headers.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["response": response, "limit": limit], displayStyle: .struct)
+    }
+}
+
+extension ResponseStream.AsyncIterator: CustomReflectable {
+    /// Shows nothing: an iterator holds the transfer (whose task holds the request) and body bytes.
+    public var customMirror: Mirror {
+        Mirror(self, children: [:], displayStyle: .struct)
+    }
+}
+
+extension ResponseLines: CustomReflectable {
+    /// Shows the stream, as its own mirror does.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["stream": stream], displayStyle: .struct)
+    }
+}
+
+extension ResponseLines.AsyncIterator: CustomReflectable {
+    /// Shows nothing: an iterator holds the transfer and body text not yet returned.
+    public var customMirror: Mirror {
+        Mirror(self, children: [:], displayStyle: .struct)
+    }
+}
+
+extension ServerSentEvents: CustomReflectable {
+    /// Shows the stream, as its own mirror does.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["stream": lines.stream], displayStyle: .struct)
+    }
+}
+
+extension ServerSentEvents.AsyncIterator: CustomReflectable {
+    /// Shows nothing: an iterator holds the transfer and event data not yet returned.
+    public var customMirror: Mirror {
+        Mirror(self, children: [:], displayStyle: .struct)
     }
 }

@@ -11,7 +11,8 @@ import Foundation
 /// falls more than `limit` bytes behind ends the stream with ``NetworkError/responseTooLarge(limit:)``
 /// and the transfer is cancelled. A reader that keeps up never holds more than a few chunks.
 final class BodyChannel: @unchecked Sendable {
-    // @unchecked: `buffered`, `task` and `endedNormally` are guarded by `lock`; the continuation is thread-safe.
+    // @unchecked: `buffered`, `task`, `endedNormally`, `received`, `end` and `onEnd` are guarded by `lock`;
+    // the continuation is thread-safe.
     private let lock = NSLock()
     private let continuation: AsyncThrowingStream<Data, any Error>.Continuation
     let chunks: AsyncThrowingStream<Data, any Error>
@@ -19,6 +20,12 @@ final class BodyChannel: @unchecked Sendable {
     private var buffered = 0
     private var task: URLSessionTask?
     private var endedNormally = false
+    /// The bytes handed to the reader (or buffered for it) so far.
+    private var received: Int64 = 0
+    /// How the body ended (`nil` error: whole) and its size, once it did.
+    private var end: (error: (any Error)?, bytes: Int64)?
+    /// Told once when the body ends; see ``whenEnded(_:)``.
+    private var onEnd: (@Sendable ((any Error)?, Int64) -> Void)?
 
     init(limit: Int) {
         self.limit = limit
@@ -40,10 +47,11 @@ final class BodyChannel: @unchecked Sendable {
     func send(_ chunk: Data) -> Bool {
         lock.lock()
         buffered += chunk.count
+        received += Int64(chunk.count)
         let overflow = buffered > limit
         lock.unlock()
         if overflow {
-            continuation.finish(throwing: NetworkError.responseTooLarge(limit: limit))
+            finish(throwing: NetworkError.responseTooLarge(limit: limit))
             return false
         }
         continuation.yield(chunk)
@@ -58,15 +66,38 @@ final class BodyChannel: @unchecked Sendable {
     }
 
     /// Ends the stream: normally when `error` is nil.
+    /// Ends the stream: normally when `error` is nil. Only the first end counts (an overflow ends the stream
+    /// before its cancelled task completes); ``whenEnded(_:)`` hears of it before the reader does.
     func finish(throwing error: (any Error)?) {
+        lock.lock()
+        guard end == nil else {
+            lock.unlock()
+            return
+        }
+        end = (error, received)
+        if error == nil { endedNormally = true }
+        let (onEnd, bytes) = (self.onEnd, received)
+        self.onEnd = nil
+        lock.unlock()
+        onEnd?(error, bytes)
         if let error {
             continuation.finish(throwing: error)
         } else {
-            lock.lock()
-            endedNormally = true
-            lock.unlock()
             continuation.finish()
         }
+    }
+
+    /// Calls `handler` once when the body ends (at once if it already has), with the error it ended with
+    /// (`nil` when it arrived whole) and the number of bytes received.
+    func whenEnded(_ handler: @escaping @Sendable ((any Error)?, Int64) -> Void) {
+        lock.lock()
+        guard let end else {
+            onEnd = handler
+            lock.unlock()
+            return
+        }
+        lock.unlock()
+        handler(end.error, end.bytes)
     }
 
     /// Whether the body arrived whole.

@@ -191,19 +191,34 @@ extension MultipartForm {
 
     /// Writes the whole body to a new file at `destination`, reading files 64 KB at a time, and returns
     /// its content type and length. If the boundary turns up inside a part, starts again with another.
-    /// Stops with ``NetworkError/cancelled`` when the calling task is cancelled.
-    func spool(to destination: URL) throws -> (contentType: String, length: Int64) {
+    ///
+    /// The copy runs on a dispatch queue of its own (``BlockingFileWork``), not on the calling task's
+    /// thread: a large file would otherwise hold one of the few threads of Swift's cooperative pool for the
+    /// whole copy. Cancelling the calling task stops it before the next 64 KB block, removes the partial file
+    /// and throws ``NetworkError/cancelled``; any other failure removes it too. `afterBlock` is told the
+    /// bytes written so far after each block of a file part (tests).
+    func spool(to destination: URL, afterBlock: (@Sendable (Int64) -> Void)? = nil) async throws -> (contentType: String, length: Int64) {
         try validate()
-        while true {
-            let boundary = Self.makeBoundary()
-            if let length = try write(to: destination, boundary: boundary) {
-                return (Self.contentType(boundary: boundary), length)
+        do {
+            return try await BlockingFileWork.run { cancellation in
+                while true {
+                    let boundary = Self.makeBoundary()
+                    if let length = try write(to: destination, boundary: boundary, isCancelled: { cancellation.isCancelled }, afterBlock: afterBlock) {
+                        return (Self.contentType(boundary: boundary), length)
+                    }
+                }
             }
+        } catch {
+            try? FileManager.default.removeItem(at: destination)   // our partial copy
+            throw error
         }
     }
 
-    /// The body written with `boundary`, or `nil` when a part contains it.
-    func write(to destination: URL, boundary: String) throws -> Int64? {
+    /// The body written with `boundary`, or `nil` when a part contains it. Stops with
+    /// ``NetworkError/cancelled`` when `isCancelled` says so, checked before each 64 KB block of a file.
+    func write(
+        to destination: URL, boundary: String, isCancelled: () -> Bool = { Task.isCancelled }, afterBlock: ((Int64) -> Void)? = nil
+    ) throws -> Int64? {
         let marker = Data(boundary.utf8)
         guard FileManager.default.createFile(atPath: destination.path, contents: nil) else {
             throw NetworkError.encodingFailed(CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: destination.path]))
@@ -227,9 +242,10 @@ extension MultipartForm {
                     defer { try? input.close() }   // read-only: closing cannot lose data
                     var carry = Data()   // the end of the previous chunk, to find a boundary split across two
                     while let chunk = try input.read(upToCount: 64 * 1_024), !chunk.isEmpty {
-                        if Task.isCancelled { throw NetworkError.cancelled }   // a large copy stops with its call
+                        if isCancelled() { throw NetworkError.cancelled }   // a large copy stops with its call
                         guard (carry + chunk).range(of: marker) == nil else { return nil }
                         try append(chunk)
+                        afterBlock?(length)
                         carry = chunk.suffix(marker.count - 1)
                     }
                 }

@@ -57,6 +57,19 @@ extension NetworkProvider {
         return ResponseStream(response: response, channel: channel)
     }
 
+    /// Tells the monitors when the body of a streamed call ends (see
+    /// ``EventMonitor/streamDidEnd(_:error:bytes:context:)``); called after its `requestDidFinish` was queued.
+    static func reportStreamEnd(of delivered: DeliveredBody?, response: Response, to events: EventDispatcher, context: RequestContext) {
+        guard case .stream(let channel)? = delivered else {
+            // An accepted status with an empty reply: its stream ends as it is handed out.
+            events.send { $0.streamDidEnd(response, error: nil, bytes: 0, context: context) }
+            return
+        }
+        channel.whenEnded { error, bytes in
+            events.send { $0.streamDidEnd(response, error: error, bytes: bytes, context: context) }
+        }
+    }
+
     /// Downloads `endpoint`'s body into the file at `destination`, replacing any file there, and returns
     /// the response (its `data` is empty).
     ///
@@ -66,6 +79,12 @@ extension NetworkProvider {
     /// longer ``Endpoint/deadline``). The size limit is the endpoint's ``Endpoint/maximumResponseSize``
     /// if it names one, and none otherwise (the body goes to disk, not memory). A retried download
     /// starts again from the first byte.
+    ///
+    /// When the endpoint accepts `304 Not Modified` (a conditional request) and gets it, `destination` is
+    /// left as it was: not replaced, not touched, still missing if it was; the returned response's
+    /// `statusCode` is 304. Any other accepted answer whose body was not delivered to a file (on Linux, a
+    /// 401 with `WWW-Authenticate: Basic` the endpoint accepts comes through an authentication challenge the
+    /// provider cancels) likewise leaves `destination` as it was and returns that response.
     ///
     /// - Parameters:
     ///   - endpoint: the call.
@@ -94,23 +113,40 @@ extension NetworkProvider {
         else {
             throw NetworkError.invalidRequest(field: "download destination", reason: "its folder does not exist or cannot be written")
         }
+        await StaleTemporaryFiles.sweepDownloads(in: folder)   // a crashed process's leftovers, once per folder
         var mode = TransferMode()
         mode.downloadDirectory = folder
         mode.progress = progress.map(ProgressTracker.init)
         mode.acceptable = endpoint.acceptableStatusCodes
         mode.sizeLimit = endpoint.maximumResponseSize ?? .max
         let (response, delivered) = try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: mode)
-        guard case .file(let file)? = delivered else {
-            // An accepted answer whose head never reached the delegate (a Linux authentication challenge
-            // the endpoint accepts): its body, possibly empty, replaces the destination atomically.
-            do {
-                try response.data.write(to: destination, options: .atomic)
-            } catch {
-                throw NetworkError.fileWriteFailed(error)
-            }
+        return try await Self.place(delivered, of: response, at: destination)
+    }
+
+    /// Moves a download's accepted body into place at `destination`, flushed to disk first (`sync`, an
+    /// `fsync` by default, so that a crash just after the rename cannot leave a destination whose bytes were
+    /// never written), and returns `response`. A 304, and an accepted answer whose body was not delivered to
+    /// a file (a Linux authentication challenge the endpoint accepts: the delegate cancelled it), leave
+    /// `destination` as it was.
+    static func place(
+        _ delivered: DeliveredBody?, of response: Response, at destination: URL,
+        sync: @escaping @Sendable (FileHandle) throws -> Void = { try $0.synchronize() }
+    ) async throws -> Response {
+        guard case .file(let file)? = delivered else { return response }
+        guard response.statusCode != 304 else {
+            try? FileManager.default.removeItem(at: file)   // a 304 has no body: our empty temporary file goes
             return response
         }
         do {
+            try await BlockingFileWork.run { _ in   // an fsync may wait for the disk: not on the cooperative pool
+                do {
+                    let handle = try FileHandle(forWritingTo: file)
+                    defer { try? handle.close() }   // nothing is written through this handle: closing it loses nothing
+                    try sync(handle)
+                } catch {
+                    throw NetworkError.fileWriteFailed(error)
+                }
+            }
             if Task.isCancelled { throw NetworkError.cancelled }
             // rename(2) replaces the destination atomically (the file is in the same folder).
             guard rename(file.path, destination.path) == 0 else {

@@ -7,8 +7,9 @@ import Foundation
 /// A response whose body is handed out as it arrives: chunks of bytes, ``lines`` or Server-Sent
 /// ``events``. Made by ``NetworkProvider/stream(_:interceptor:)`` once the response's status was accepted.
 ///
-/// Read it once, from one task. Cancelling that task, or dropping every copy of the stream, cancels the
-/// transfer. An error while the body arrives (the connection drops, the reader falls more than the
+/// Read it once, from one task. Cancelling that task, leaving a `for try await` loop over the stream, its
+/// ``lines`` or its ``events`` before the body ended (a `break`, a `return`, a thrown error), or dropping
+/// every copy of the stream cancels the transfer. An error while the body arrives (the connection drops, the reader falls more than the
 /// endpoint's ``Endpoint/maximumResponseSize`` behind) is thrown to the reader as a ``NetworkError``
 /// and never retried; a cancelled reader gets ``NetworkError/cancelled``.
 ///
@@ -30,7 +31,8 @@ public struct ResponseStream: AsyncSequence, Sendable {
         self.owner = Owner(channel: channel)
     }
 
-    /// Cancels the transfer when the last copy of the stream (or of an iterator) is gone.
+    /// Cancels the transfer, unless the body ended whole, when the last copy of what holds it is gone: the
+    /// stream (and its iterators, which hold it too), or one iterator (a loop over it that ended early).
     final class Owner: Sendable {
         let channel: BodyChannel
         init(channel: BodyChannel) { self.channel = channel }
@@ -40,13 +42,17 @@ public struct ResponseStream: AsyncSequence, Sendable {
     /// The largest line or event the stream accepts, and how far its reader may fall behind, in bytes.
     var limit: Int { owner.channel.limit }
 
-    /// Reads the chunks of the body as they arrive.
+    /// Reads the chunks of the body as they arrive. When the last copy of an iterator is gone before the
+    /// body ended (a `for try await` loop left early), the transfer is cancelled.
     public struct AsyncIterator: AsyncIteratorProtocol {
         private let owner: Owner
+        /// This iterator's own: a loop that ends early drops its iterator while the stream may still be held.
+        private let reading: Owner
         private var chunks: AsyncThrowingStream<Data, any Error>.AsyncIterator
 
         init(owner: Owner) {
             self.owner = owner
+            self.reading = Owner(channel: owner.channel)
             self.chunks = owner.channel.chunks.makeAsyncIterator()
         }
 
