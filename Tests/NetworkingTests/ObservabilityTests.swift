@@ -34,7 +34,7 @@ struct RecordingMonitor: EventMonitor {
     }
 }
 
-@Suite("Event monitoring, logging and cURL", .timeLimit(.minutes(1)))
+@Suite("Event monitoring, logging and cURL", SuiteTimeLimit.oneMinute)
 struct ObservabilityTests {
     @Test func eventsOfAnAdaptedFailedRetriedAndSucceededCallArriveInOrder() async throws {
         // GIVEN a server that is busy once, a retry policy, and a recording monitor
