@@ -12,7 +12,7 @@
 #  2. `Process(` only inside `#if os(macOS) || os(Linux)`: Foundation has no Process on iOS/tvOS/watchOS.
 #  3. None of a short list of APIs newer than macOS 12 / iOS 15 that are easy to reach for by habit.
 #     A line that uses one behind `if #available` / `guard #available` may say so with the comment
-#     `// apple-compat: guarded`.
+#     `// apple-compat: guarded` (as may an older API of the same name, e.g. DispatchTimeInterval.seconds).
 #  4. `swift build --build-tests` in Swift 5 mode with -strict-concurrency=complete prints no warning.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,9 +63,9 @@ fi
 echo "== apple-compat: no APIs newer than macOS 12 / iOS 15 by habit"
 newer='Task\.sleep\(for:|ContinuousClock|SuspendingClock|URL\(filePath:|\.appending\(path:|\.appending\(component:|'
 newer+='\.path\(percentEncoded:|\.host\(percentEncoded:|\.query\(percentEncoded:|URL\.(temporaryDirectory|homeDirectory|currentDirectory|documentsDirectory)|'
-newer+='String\(localized:|\.formatted\(|#/|Regex[<(]|\.wholeMatch\(|\.firstMatch\(of:|\.ranges\(of:|\.trimmingPrefix\(|\.replacing\(|'
+newer+='#/|Regex[<(]|\.wholeMatch\(|\.firstMatch\(of:|\.ranges\(of:|\.trimmingPrefix\(|\.replacing\(|'
 newer+='import Synchronization|Mutex<|Atomic<|U?Int128|withDiscardingTaskGroup|'
-newer+='Duration\.(seconds|milliseconds)|\.seconds\([0-9.]+\)|\.milliseconds\([0-9]+\)'
+newer+='Duration\.(seconds|milliseconds)|\.seconds\([0-9.]+\)'
 if hits=$(grep -rnE --include='*.swift' "$newer" "${dirs[@]}" | grep -v 'apple-compat: guarded' | grep -vE '^[^:]+:[0-9]+:[[:space:]]*///?'); then
     echo "$hits"
     fail "an API above is newer than macOS 12 / iOS 15: use the older one (Task.sleep(nanoseconds:), URL(fileURLWithPath:), appendingPathComponent, ...) or guard it with #available and mark the line"
