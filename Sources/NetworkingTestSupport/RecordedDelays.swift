@@ -24,10 +24,16 @@ public final class RecordedDelays: @unchecked Sendable {
     }
 
     /// Records `seconds` and returns at once; throws `CancellationError` when the task is cancelled,
-    /// as a real sleep would.
-    public func sleep(_ seconds: TimeInterval) async throws {
-        try Task.checkCancellation()
-        record(seconds)
+    /// as a real sleep would. Pass it as `sleep: delays.sleep`, or call it: `try await delays.sleep(0.5)`.
+    ///
+    /// A `@Sendable` closure rather than a method, so that `delays.sleep` is `@Sendable` in every
+    /// language mode: in Swift 5 mode a method reference is not inferred `@Sendable` (SE-0418 is on only
+    /// in Swift 6 mode), and passing it where ``NetworkProvider`` wants a `@Sendable` function warns.
+    public var sleep: @Sendable (TimeInterval) async throws -> Void {
+        { [self] seconds in
+            try Task.checkCancellation()
+            record(seconds)
+        }
     }
 
     private func record(_ seconds: TimeInterval) {

@@ -138,7 +138,7 @@ struct AccountRepository {
     }
 }
 
-@Suite("Authentication doc snippets", .timeLimit(.minutes(1)))
+@Suite("Authentication doc snippets", SuiteTimeLimit.oneMinute)
 struct AuthDocSnippetTests {
     @Test func aDecodedTokenResponseGivesTheSameCredentialOnEveryRead() throws {
         let response = try JSONDecoder().decode(TokenResponse.self, from: Data(#"{"accessToken":"a","refreshToken":"r","expiresIn":60}"#.utf8))

@@ -7,7 +7,7 @@ import Testing
     import FoundationNetworking
 #endif
 
-@Suite("AuthInterceptor", .timeLimit(.minutes(1)))
+@Suite("AuthInterceptor", SuiteTimeLimit.oneMinute)
 struct AuthInterceptorTests {
     @Test func attachesTheBearerTokenToInScopeRequests() async throws {
         let server = MockAuthServer(accessTokenIsValid: true)

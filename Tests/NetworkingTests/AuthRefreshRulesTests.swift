@@ -9,7 +9,7 @@ import Testing
 #endif
 
 /// How refreshes fail, are recognised, and are not spent for nothing.
-@Suite("AuthInterceptor refresh rules", .timeLimit(.minutes(1)))
+@Suite("AuthInterceptor refresh rules", SuiteTimeLimit.oneMinute)
 struct AuthRefreshRulesTests {
     struct AppError: Error {}
 

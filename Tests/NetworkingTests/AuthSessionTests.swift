@@ -9,7 +9,7 @@ import Testing
 #endif
 
 /// Sessions that change while a refresh runs, short-lived tokens, and 401s that are not ours.
-@Suite("AuthInterceptor sessions", .timeLimit(.minutes(1)))
+@Suite("AuthInterceptor sessions", SuiteTimeLimit.oneMinute)
 struct AuthSessionTests {
     /// A server whose refresh is held open until the test releases it.
     func heldRefresh(_ api: MockAuthServer) -> (arrived: Signal, release: Signal) {

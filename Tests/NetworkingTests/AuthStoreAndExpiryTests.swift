@@ -45,7 +45,7 @@ final class ProviderBox: @unchecked Sendable {
     }
 }
 
-@Suite("AuthInterceptor store, recognition and expiry", .timeLimit(.minutes(1)))
+@Suite("AuthInterceptor store, recognition and expiry", SuiteTimeLimit.oneMinute)
 struct AuthStoreAndExpiryTests {
     @Test func aSignOutIsNeverUndoneByARefreshWhoseSaveIsSlow() async throws {
         // GIVEN a refresh that succeeded and whose save to the store is still under way

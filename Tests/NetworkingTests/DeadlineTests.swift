@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// A call ends with a typed error when its overall deadline passes, whatever the server does.
-@Suite("Deadline", .timeLimit(.minutes(1)))
+@Suite("Deadline", SuiteTimeLimit.oneMinute)
 struct DeadlineTests {
     func isDeadlineExceeded(_ error: any Error, _ seconds: TimeInterval) -> Bool {
         guard case NetworkError.deadlineExceeded(seconds) = error else { return false }

@@ -1,9 +1,30 @@
 import Foundation
 import Networking
+import Testing
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
+
+/// Time limits for suites, spelled so that the tests compile at the package's Apple minimums
+/// (iOS 15 / macOS 12 / tvOS 15 / watchOS 8).
+///
+/// Swift Testing's `TimeLimitTrait` (`.timeLimit(.minutes(1))`) needs macOS 13 / iOS 16 / tvOS 16 /
+/// watchOS 9, so a suite never spells it directly (`.ci/apple-compat.sh` checks this); it writes
+/// `@Suite("…", SuiteTimeLimit.oneMinute)` instead.
+enum SuiteTimeLimit {
+    /// A minute per test, so a hung test fails instead of hanging the run: on Linux, and on Apple OSes
+    /// from macOS 13 / iOS 16 / tvOS 16 / watchOS 9. Older Apple OSes run the same tests with no limit.
+    static var oneMinute: any SuiteTrait {
+        if #available(macOS 13, iOS 16, tvOS 16, watchOS 9, *) {
+            return TimeLimitTrait.timeLimit(.minutes(1))
+        }
+        return NoTimeLimit()
+    }
+
+    /// A trait that changes nothing: what ``oneMinute`` is where `TimeLimitTrait` does not exist.
+    struct NoTimeLimit: SuiteTrait, TestTrait {}
+}
 
 /// A thread-safe counter and log that interceptors in tests write to.
 final class Recorder<Value: Sendable>: @unchecked Sendable {

@@ -60,7 +60,8 @@ struct MultipartTests {
         let folder = try makeFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("report.pdf")
-        let bytes = Data((0..<1_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        // `index: Int`: left to the literals, the compiler picks Int128, which needs macOS 15 / iOS 18
+        let bytes = Data((0..<1_000_000).map { (index: Int) in UInt8(truncatingIfNeeded: index &* 31) })
         try bytes.write(to: file)
         let server = MockServer()
         server.stub(.post, "/v1/reports", .status(201))
