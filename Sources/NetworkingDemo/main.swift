@@ -5,6 +5,7 @@ import Foundation
 do {
     try await CoreDemo.run()
     try await AuthDemo.run()
+    try await RedirectDemo.run()
     try await TransferDemo.run()
 } catch {
     print("demo failed: \(error)")
