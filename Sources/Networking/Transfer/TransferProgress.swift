@@ -3,8 +3,8 @@ import Foundation
 /// How far an upload or a download has come.
 ///
 /// Within one attempt the figures never go backwards. When the transfer starts over (a retry after a
-/// refresh or by a ``RetryPolicy``, or on Linux a same-origin 307/308 redirect that the provider sends
-/// again with its body), it starts again from zero with ``attempt`` one higher, so a progress bar can show
+/// refresh or by a ``RetryPolicy``, or a redirect the provider follows: each hop is a new start, on
+/// every platform), it starts again from zero with ``attempt`` one higher, so a progress bar can show
 /// the restart.
 public struct TransferProgress: Sendable, Equatable {
     /// Bytes sent (an upload) or received (a download) so far in this attempt.
