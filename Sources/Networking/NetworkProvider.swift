@@ -12,7 +12,8 @@ public typealias ErrorResponseMapper = @Sendable (Response) -> (any Error)?
 /// build → adapt → send → validate → on error ask the retriers → retry or throw.
 ///
 /// The provider owns its `URLSession` (made from the configuration you give it, with its own session
-/// delegate, which strips credentials from cross-origin redirects) and invalidates it when released.
+/// delegate) and invalidates it when released. It follows redirects itself, by the same rules on every
+/// platform: see ``RedirectBehavior``.
 ///
 /// ```swift
 /// let provider = NetworkProvider(interceptor: auth, errorMapper: { response in
@@ -44,6 +45,10 @@ public final class NetworkProvider: NetworkProviding {
     /// Whether a redirect from https to http is followed (`false`: it fails with
     /// ``NetworkError/insecureRedirect(statusCode:)``).
     public let allowsInsecureRedirects: Bool
+    /// The configuration's `httpAdditionalHeaders`, moved onto every request the provider builds (the
+    /// endpoint's own headers win), so the redirect rules cover them: URLSession would add them to every
+    /// hop, whatever its origin.
+    private let additionalHeaders: [String: String]
     private let encoder: JSONEncoder
     private let decoder: JSONDecoder
     private let errorMapper: ErrorResponseMapper?
@@ -56,7 +61,9 @@ public final class NetworkProvider: NetworkProviding {
     /// Creates a provider.
     ///
     /// - Parameters:
-    ///   - configuration: the session configuration (copied); `.default` unless you need your own.
+    ///   - configuration: the session configuration (copied); `.default` unless you need your own. Its
+    ///     `httpAdditionalHeaders` are moved onto every request the provider builds (an endpoint's own
+    ///     header of the same name wins), so the redirect rules keep them, too, from other origins.
     ///   - interceptor: the provider-wide interceptor, e.g. an ``AuthInterceptor``.
     ///   - encoder: encodes ``RequestBody/json(_:encoder:)`` bodies that name no encoder.
     ///   - decoder: decodes ``request(_:as:interceptor:)`` results.
@@ -99,6 +106,9 @@ public final class NetworkProvider: NetworkProviding {
         let callbacks = OperationQueue()
         callbacks.maxConcurrentOperationCount = 1
         callbacks.underlyingQueue = callbackQueue   // unowned by the operation queue: the provider keeps it
+        let configuration = (configuration.copy() as? URLSessionConfiguration) ?? configuration   // the caller's stays as it is
+        self.additionalHeaders = Self.fieldValues(of: configuration.httpAdditionalHeaders)
+        configuration.httpAdditionalHeaders = nil
         self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: callbacks)
         self.interceptor = interceptor
         self.encoder = encoder
@@ -181,6 +191,9 @@ public final class NetworkProvider: NetworkProviding {
         do {
             let deadline = try Deadline(seconds: endpoint.deadline ?? self.deadline)
             var (built, body) = try endpoint.urlRequestAndBody(encoder: encoder)
+            for (name, value) in additionalHeaders where built.value(forHTTPHeaderField: name) == nil {
+                built.setValue(value, forHTTPHeaderField: name)
+            }
             var mode = mode
             switch body {
             case .file(let file, _)?:
@@ -341,6 +354,7 @@ public final class NetworkProvider: NetworkProviding {
         var mode = mode
         var followed = 0
         while true {
+            if Task.isCancelled { throw NetworkError.cancelled }   // never send the next hop for a caller who left
             if deadline.hasPassed { throw deadline.exceeded }
             let (data, response, delivered) = try await transfer(current, deadline: deadline, limits: limits, mode: mode, followsRedirects: behavior.follows)
             guard behavior.follows, RedirectPolicy.isRedirect(response) else { return (data, response, delivered, current) }
@@ -348,8 +362,11 @@ public final class NetworkProvider: NetworkProviding {
                 statusCode: response.statusCode, location: response.value(forHTTPHeaderField: "Location"), current: current, attempt: request,
                 adaptedHeaders: built.map { RedirectPolicy.headersAdded(by: request, to: $0) } ?? [],
                 hasBody: mode.bodyFile != nil || RedirectPolicy.hasBody(current), allowsInsecure: allowsInsecureRedirects)
+            if case .follow = decision, followed == RedirectPolicy.maximumHops { throw URLError(.httpTooManyRedirects) }
             if case .follow(let proposed, let keepsBody) = decision, case .modify(let modifier) = behavior.kind {
                 guard let modified = try await modifier(proposed, response) else { return (data, response, delivered, current) }
+                if Task.isCancelled { throw NetworkError.cancelled }
+                if deadline.hasPassed { throw deadline.exceeded }   // the modifier may have waited
                 decision = RedirectPolicy.checked(
                     modified, proposed: proposed, statusCode: response.statusCode, attempt: request, keepsBody: keepsBody, current: current,
                     allowsInsecure: allowsInsecureRedirects)
@@ -361,7 +378,6 @@ public final class NetworkProvider: NetworkProviding {
                 throw error
             case .follow(let next, let keepsBody):
                 followed += 1
-                guard followed <= RedirectPolicy.maximumHops else { throw URLError(.httpTooManyRedirects) }
                 if case .file(let file)? = delivered { try? FileManager.default.removeItem(at: file) }   // not the answer; ours to remove
                 storeCookies(of: response)
                 if !keepsBody { mode.bodyFile = nil }
@@ -371,6 +387,17 @@ public final class NetworkProvider: NetworkProviding {
                 current = next
             }
         }
+    }
+
+    /// A configuration's `httpAdditionalHeaders` as header fields; a name or value that would corrupt the
+    /// wire (CR, LF, NUL, a name that is not a token) is left out, as URLSession would not send it either.
+    private static func fieldValues(of headers: [AnyHashable: Any]?) -> [String: String] {
+        var fields: [String: String] = [:]
+        for (name, value) in headers ?? [:] {
+            let (name, value) = ("\(name)", "\(value)")
+            if WireValidation.isToken(name), WireValidation.isFieldValue(value) { fields[name] = value }
+        }
+        return fields
     }
 
     /// Saves the cookies a redirect set, so the next hop (a new task) sends them, when the session's
@@ -425,14 +452,14 @@ public final class NetworkProvider: NetworkProviding {
                     gatherLimit: limits.gathered, request: request,
                     progress: mode.progress, uploadSize: mode.progress == nil ? 0 : Self.uploadSize(of: request, from: mode.bodyFile),
                     handle: handle, onStream: onStream,
-                    onComplete: { data, response, error, state in
+                    onComplete: { data, response, error, state, wroteFile in
                         switch Self.outcome(data: data, response: response, error: error, state: state, handle: handle, deadline: deadline) {
                         case .failure(let failure):
                             continuation.resume(throwing: failure)
                         case .success(let (body, http)):
-                            // A download's file exists only when its body was delivered: not for a redirect, nor for a
-                            // cancelled challenge's 401 (an error here, whose file the transfer removed).
-                            let delivered = error == nil ? download.map { DeliveredBody.file($0) } : nil
+                            // A download's file exists only when the body went to it: not for a redirect or any other
+                            // status it did not accept, nor for a cancelled challenge's 401 (its file was removed).
+                            let delivered = wroteFile ? download.map { DeliveredBody.file($0) } : nil
                             continuation.resume(returning: (body, http, delivered))
                         }
                     })

@@ -13,7 +13,7 @@ import Networking
 public final class MockURLProtocol: URLProtocol {
 
     /// The header that names the ``MockServer`` a request is for.
-    public static let serverHeader = RedirectPolicy.mockRoutingHeader   // "X-Mock-Server", kept on every redirect hop
+    public static let serverHeader = "X-Mock-Server"
 
     private static let registryLock = NSLock()
     nonisolated(unsafe) private static var servers: [String: WeakServer] = [:]
@@ -23,6 +23,7 @@ public final class MockURLProtocol: URLProtocol {
     }
 
     static func register(_ server: MockServer) {
+        RedirectPolicy.keepOnEveryHop(serverHeader)   // a redirect through the mock reaches the same server
         registryLock.lock()
         defer { registryLock.unlock() }
         servers[server.id] = WeakServer(server: server)

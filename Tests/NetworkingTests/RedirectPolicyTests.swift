@@ -7,7 +7,7 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// The redirect rules as one pure function: the table in Docs/Limits.md, row by row.
+/// The redirect rules as one pure function: the tables in Docs/Redirects.md, row by row.
 @Suite("Redirect rules")
 struct RedirectPolicyTests {
     /// A request with a body and every kind of header, as the endpoint and an interceptor set it.
@@ -166,6 +166,12 @@ struct RedirectPolicyTests {
         let next = try #require(Self.followed(Self.decide(302, to: location, from: request)))
         // THEN the next URL is resolved as RFC 9110 says
         #expect(next.request.url?.absoluteString == expected)
+    }
+
+    @Test(arguments: ["/a\r\nSet-Cookie: x=1", "/a\u{0}b", "/tab\there"])
+    func aLocationWithControlCharactersFailsTyped(_ location: String) {
+        // GIVEN a redirect whose Location carries a control character; WHEN the rules decide; THEN a typed failure
+        #expect(Self.decide(302, to: location, from: Self.original(method: "GET", body: false)) == .fail(.transportFailed(URLError(.badURL))))
     }
 
     @Test(

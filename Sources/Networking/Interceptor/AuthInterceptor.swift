@@ -256,7 +256,8 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
     ) async -> RetryResult {
         guard let response, expiredStatusCodes.contains(response.statusCode),
             needsToken(request, context), context[noteKey] == nil,
-            response.httpResponse.url.map({ scope.contains(Origin($0)) }) ?? true   // not a redirect target's 401
+            response.httpResponse.url.map({ scope.contains(Origin($0)) }) ?? true,   // not a redirect target's 401
+            header.token(in: response.request) != nil   // the hop that got the 401 carried the token (no redirect took it off)
         else { return .doNotRetry }
         context[noteKey] = true
         do {

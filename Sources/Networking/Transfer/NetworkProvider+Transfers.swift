@@ -49,8 +49,10 @@ extension NetworkProvider {
         mode.acceptable = endpoint.acceptableStatusCodes
         let (response, delivered) = try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: mode)
         guard case .stream(let channel)? = delivered else {
-            // An accepted status always streams; this is a status the endpoint accepts with an empty reply.
+            // An accepted answer that came whole instead of streaming: an empty reply, or a redirect the
+            // provider did not follow (a modifier stopped it), whose body was gathered. It streams as it is.
             let channel = BodyChannel(limit: endpoint.maximumResponseSize ?? maximumResponseSize)
+            if !response.data.isEmpty { _ = channel.send(response.data) }   // within the limit: it was gathered under it
             channel.finish(throwing: nil)
             return ResponseStream(response: response, channel: channel)
         }
@@ -61,8 +63,9 @@ extension NetworkProvider {
     /// ``EventMonitor/streamDidEnd(_:error:bytes:context:)``); called after its `requestDidFinish` was queued.
     static func reportStreamEnd(of delivered: DeliveredBody?, response: Response, to events: EventDispatcher, context: RequestContext) {
         guard case .stream(let channel)? = delivered else {
-            // An accepted status with an empty reply: its stream ends as it is handed out.
-            events.send { $0.streamDidEnd(response, error: nil, bytes: 0, context: context) }
+            // An accepted answer that came whole: its stream ends as it is handed out.
+            let bytes = Int64(response.data.count)
+            events.send { $0.streamDidEnd(response, error: nil, bytes: bytes, context: context) }
             return
         }
         channel.whenEnded { error, bytes in

@@ -11,7 +11,9 @@ public struct TransferProgress: Sendable, Equatable {
     public var completedBytes: Int64
     /// The bytes expected in all, when known (a `Content-Length`, or the size of the body sent).
     public var totalBytes: Int64?
-    /// How many times the transfer has started, from 1: the figures belong to this start.
+    /// How many times the transfer has started, from 1: the figures belong to this start. Every retry
+    /// and every redirect hop is a new start, so a call redirected once counts 2 in its first attempt
+    /// (``CallReport/attempts`` counts attempts only).
     public var attempt: Int
 
     /// Creates a progress value.

@@ -26,9 +26,10 @@ final class DelegateTransfer: @unchecked Sendable {
     }
 
     /// Called once, when the task completed (as a completion handler would be), unless its body went to a
-    /// stream: the gathered body (empty when it went to a file), the response, the error, and what the
-    /// session delegate learned about the task (a redirect it refused, a challenge it cancelled).
-    typealias Completion = @Sendable (Data, URLResponse?, (any Error)?, SessionDelegate.TaskState?) -> Void
+    /// stream: the gathered body (empty when it went to a file), the response, the error, what the
+    /// session delegate learned about the task (a challenge it cancelled), and whether the body went whole
+    /// to the download's file (only then does the file exist).
+    typealias Completion = @Sendable (Data, URLResponse?, (any Error)?, SessionDelegate.TaskState?, _ wroteFile: Bool) -> Void
 
     private let delivery: Delivery
     private let acceptable: Set<Int>
@@ -185,7 +186,7 @@ final class DelegateTransfer: @unchecked Sendable {
             sent = uploadSize
             progress?.report(uploadSize, of: uploadSize)
         }
-        onComplete(gathered, task.response, error, state)
+        onComplete(gathered, task.response, error, state, error == nil && file != nil)
     }
 
     /// `false` (and the task stopped as too large) when the response declares a body over `limit`.

@@ -6,8 +6,8 @@ import Foundation
 
 /// What the provider does when a response is a redirect (301, 302, 303, 307 or 308 with a `Location`).
 ///
-/// The provider follows redirects itself, with the same rules on every platform (the table is in the
-/// Limits guide); URLSession never does. Set a default on the provider and override it per
+/// The provider follows redirects itself, with the same rules on every platform (the tables are in the
+/// Redirects guide); URLSession never does. Set a default on the provider and override it per
 /// endpoint with ``Endpoint/redirectBehavior``.
 ///
 /// ```swift
@@ -39,7 +39,9 @@ public struct RedirectBehavior: Sendable {
 
     /// Follow by the provider's rules, but let `modifier` see each hop first: it gets the request the
     /// rules would send next and the redirect response, and returns the request to send (changed or
-    /// not), `nil` to stop (the 3xx is then the response), or throws to fail the call with its error.
+    /// not), `nil` to stop (the 3xx is then the response), or throws: like any error of an attempt, the
+    /// retriers see it first, then the call fails with it. Keep it quick: the call's deadline is checked
+    /// when it returns, not while it runs.
     ///
     /// The rules still hold for what it returns: only http and https, no https → http unless the
     /// provider allows it, no body to another origin; and when it points the hop at another origin than

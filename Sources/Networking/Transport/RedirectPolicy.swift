@@ -30,10 +30,25 @@ package enum RedirectPolicy {
     /// who it is.
     static let crossOriginSafeHeaders: Set<String> = ["accept", "accept-language", "accept-encoding", "user-agent"]
 
-    /// The header that routes a request to a `MockServer` of the test kit (package plumbing, not a
-    /// secret): it goes to every hop, so a redirect through the mock reaches the same server.
-    package static let mockRoutingHeader = "X-Mock-Server"
-    private static let mockRoutingHeaderKey = mockRoutingHeader.lowercased()
+    /// Header fields (lower-cased) that go to every hop whatever its origin: empty in an app. The test
+    /// kit registers its routing header (``keepOnEveryHop(_:)``), so a redirect through the mock
+    /// reaches the same mock server.
+    nonisolated(unsafe) private static var keptOnEveryHop: Set<String> = []   // guarded by `keptLock`
+    private static let keptLock = NSLock()
+
+    /// Makes the header `name` go to every hop: package plumbing for the test kit's routing header,
+    /// which is no secret. Nothing in the library calls it.
+    package static func keepOnEveryHop(_ name: String) {
+        keptLock.lock()
+        defer { keptLock.unlock() }
+        keptOnEveryHop.insert(name.lowercased())
+    }
+
+    private static var headersKeptOnEveryHop: Set<String> {
+        keptLock.lock()
+        defer { keptLock.unlock() }
+        return keptOnEveryHop
+    }
 
     /// The header fields that describe a body, removed with it.
     static let bodyHeaders: Set<String> = [
@@ -93,9 +108,10 @@ package enum RedirectPolicy {
         hasBody: Bool,
         allowsInsecure: Bool
     ) -> Decision {
-        guard isRedirect(statusCode: statusCode, location: location), let location, let from = current.url,
-            let resolved = URL(string: location, relativeTo: from)?.absoluteURL
-        else { return .answer }
+        guard isRedirect(statusCode: statusCode, location: location), let location, let from = current.url else { return .answer }
+        guard let resolved = resolve(location, against: from) else {
+            return .fail(.transportFailed(URLError(.badURL)))   // a Location no URL parser on any platform would take
+        }
         guard let scheme = resolved.scheme?.lowercased(), redirectableSchemes.contains(scheme), resolved.host?.isEmpty == false else {
             return .fail(.transportFailed(URLError(.unsupportedURL)))   // never a local file, inline data or another protocol
         }
@@ -118,7 +134,14 @@ package enum RedirectPolicy {
         var next = current
         next.url = target
         next.httpMethod = nextMethod
-        next.allHTTPHeaderFields = isOwnOrigin ? attempt.allHTTPHeaderFields : safeHeaders(of: attempt, adaptedHeaders: adaptedHeaders())
+        if Origin(from) == Origin(target) {
+            // Within the origin the current hop is at: its headers as they are (a hop that had to leave
+            // them behind does not get them back by moving within another origin).
+        } else if isOwnOrigin, nextMethod == "GET" || nextMethod == "HEAD" {
+            next.allHTTPHeaderFields = attempt.allHTTPHeaderFields   // back home from elsewhere: safe methods only
+        } else {
+            next.allHTTPHeaderFields = safeHeaders(of: attempt, adaptedHeaders: adaptedHeaders())
+        }
         if !keepsBody {
             next.httpBody = nil
             next.httpBodyStream = nil
@@ -149,12 +172,31 @@ package enum RedirectPolicy {
         }
         var stripped = modified
         let added = headersAdded(by: modified, to: proposed)
+        let always = headersKeptOnEveryHop
         for name in (modified.allHTTPHeaderFields ?? [:]).keys
-        where !crossOriginSafeHeaders.contains(name.lowercased()) && name.lowercased() != mockRoutingHeaderKey && !added.contains(name) {
+        where !crossOriginSafeHeaders.contains(name.lowercased()) && !always.contains(name.lowercased()) && !added.contains(name) {
             stripped.setValue(nil, forHTTPHeaderField: name)
         }
         return .follow(stripped, keepsBody: keepsBody)
     }
+
+    /// `location` resolved against `from`, parsed the same way on every platform: spaces, non-ASCII and
+    /// the characters older Apple parsers refuse (`"<>\^`{|}`) are percent-encoded first; a control
+    /// character, or a Location that still does not parse, gives `nil`.
+    static func resolve(_ location: String, against from: URL) -> URL? {
+        guard !location.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }),
+            let encoded = location.addingPercentEncoding(withAllowedCharacters: locationAllowed)
+        else { return nil }
+        return URL(string: encoded, relativeTo: from)?.absoluteURL
+    }
+
+    /// What a `Location` may hold as it is: visible ASCII but `"<>\^`{|}` (`%` is kept, so existing
+    /// escapes stay as they are).
+    private static let locationAllowed: CharacterSet = {
+        var allowed = CharacterSet(charactersIn: Unicode.Scalar(0x21)...Unicode.Scalar(0x7E))
+        allowed.remove(charactersIn: "\"<>\\^`{|}")
+        return allowed
+    }()
 
     /// `resolved`, with the fragment of `from` when it has none of its own (RFC 9110 §10.2.2).
     static func inheritingFragment(of from: URL, into resolved: URL) -> URL {
@@ -169,10 +211,11 @@ package enum RedirectPolicy {
     /// in any header, `User-Agent` included).
     static func safeHeaders(of request: URLRequest, adaptedHeaders: Set<String>) -> [String: String] {
         let adapted = Set(adaptedHeaders.map { $0.lowercased() })
+        let always = headersKeptOnEveryHop
         var kept: [String: String] = [:]
         for (name, value) in request.allHTTPHeaderFields ?? [:] {
             let lowered = name.lowercased()
-            if lowered == mockRoutingHeaderKey || (crossOriginSafeHeaders.contains(lowered) && !adapted.contains(lowered)) {
+            if always.contains(lowered) || (crossOriginSafeHeaders.contains(lowered) && !adapted.contains(lowered)) {
                 kept[name] = value
             }
         }
