@@ -15,7 +15,7 @@ struct RedirectEdgeTests {
 
     @Test func aDownloadOrAStreamThatAcceptsARedirectItStopsAtEndsAsThatRedirect() async throws {
         // GIVEN an endpoint that accepts 302, and a modifier that stops at every hop
-        let folder = try makeRedirectFolder()
+        let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let server = MockServer()
         server.stub(.get, "/v1/start", MockResponse(statusCode: 302, headers: ["Location": "https://cdn.example.net/x"], body: Data("moved".utf8)))

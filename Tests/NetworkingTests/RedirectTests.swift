@@ -46,13 +46,6 @@ enum BodyKind: String, CaseIterable, Sendable {
     }
 }
 
-/// A temporary folder, removed by the caller.
-func makeRedirectFolder() throws -> URL {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("networking-redirect-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    return folder
-}
-
 /// An endpoint for redirect tests, with a per-endpoint redirect behaviour.
 struct RedirectingEndpoint: Endpoint {
     var baseURL = URL(string: "https://api.example.com/v1/")!
@@ -88,7 +81,7 @@ struct RedirectTests {
         arguments: [301, 302, 303, 307, 308], BodyKind.allCases)
     func sameOrigin(status: Int, kind: BodyKind) async throws {
         // GIVEN a POST with a body (none, data, file or form) answered with `status` to the same origin
-        let folder = try makeRedirectFolder()
+        let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let server = Self.server(status: status, location: "/v1/landing")
         let endpoint = RedirectingEndpoint(body: try kind.body(in: folder))
@@ -115,7 +108,7 @@ struct RedirectTests {
     @Test("another origin: a body is never sent there", arguments: [301, 302, 307, 308], [BodyKind.data, .file, .multipart])
     func crossOriginBody(status: Int, kind: BodyKind) async throws {
         // GIVEN a PUT with a body redirected to another origin (301/302 keep a PUT's body; 307/308 any body)
-        let folder = try makeRedirectFolder()
+        let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let server = Self.server(status: status, location: "https://collector.example.org/x")
         let endpoint = RedirectingEndpoint(method: .put, body: try kind.body(in: folder))
@@ -279,7 +272,7 @@ struct RedirectTests {
 
     @Test func anUploadRedirectedAndAnswered401IsSentWholeAgainAfterOneRefresh() async throws {
         // GIVEN an expired token, and a file upload the API moves with a 307 before checking the token
-        let folder = try makeRedirectFolder()
+        let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let api = MockAuthServer()
         api.mock.stub(.post, "/v1/upload") { _ in .status(307, headers: ["Location": "/v1/upload-here"]) }
@@ -328,7 +321,7 @@ struct RedirectTests {
 
     @Test func aDownloadAndAStreamFollowTheirRedirects() async throws {
         // GIVEN a file and an event stream that both moved
-        let folder = try makeRedirectFolder()
+        let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let server = MockServer()
         server.stub { request in
@@ -373,7 +366,7 @@ struct RedirectTests {
 
     @Test func aFormsOwnContentTypeWinsOverTheEndpoints() async throws {
         // GIVEN endpoints that set `multipart/form-data` without a boundary, with an in-memory form and a spooled one
-        let folder = try makeRedirectFolder()
+        let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let server = MockServer()
         server.stub(.post, "/v1/start", .status(204))

@@ -101,3 +101,10 @@ final class Signal: @unchecked Sendable {
         }
     }
 }
+
+/// A new scratch folder in the temporary directory, for one test; the test removes it.
+func makeScratchFolder() throws -> URL {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("networking-tests-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    return folder
+}

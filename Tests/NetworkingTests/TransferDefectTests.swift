@@ -8,13 +8,6 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// A scratch folder for one test, removed by the test.
-private func makeScratchFolder() throws -> URL {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("networking-tests-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    return folder
-}
-
 /// How a test reads a stream: its chunks, its lines or its events.
 enum StreamView: String, CaseIterable, Sendable {
     case chunks, lines, events

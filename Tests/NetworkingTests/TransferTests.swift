@@ -8,13 +8,7 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// A scratch folder for one test, removed by the test.
-private func makeFolder() throws -> URL {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("networking-tests-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    return folder
-}
-
+/// The names in `folder`, sorted.
 private func contents(of folder: URL) throws -> [String] {
     try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
 }
@@ -57,7 +51,7 @@ struct MultipartTests {
 
     @Test func aFormWithAFileIsStreamedFromATemporaryCopyThatIsRemovedAfterTheCall() async throws {
         // GIVEN a form with a 1 MB file part
-        let folder = try makeFolder()
+        let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("report.pdf")
         // `index: Int`: left to the literals, the compiler picks Int128, which needs macOS 15 / iOS 18
@@ -84,7 +78,7 @@ struct MultipartTests {
 
     @Test func aFormAnsweredWith401IsSentAgainWithTheSameBytesAfterOneRefresh() async throws {
         // GIVEN an expired token and a multipart upload with a file part
-        let folder = try makeFolder()
+        let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("photo.jpg")
         try Data(repeating: 0xAB, count: 200_000).write(to: file)
@@ -146,7 +140,7 @@ struct MultipartTests {
         // GIVEN a data part that contains the boundary about to be tried
         let boundary = "networking.0123456789abcdef"
         let form = MultipartForm([.data("a", Data("xx--\(boundary)yy".utf8), filename: "a.bin")])
-        let folder = try makeFolder()
+        let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         // WHEN it is written with that boundary, THEN the writer refuses it (and spool() picks another)
         #expect(try form.write(to: folder.appendingPathComponent("body"), boundary: boundary) == nil)
@@ -159,7 +153,7 @@ struct MultipartTests {
     }
 
     @Test func aFileBodyIsSentWithItsLengthAndContentType() async throws {
-        let folder = try makeFolder()
+        let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("clip.mp4")
         try Data(repeating: 7, count: 50_000).write(to: file)
@@ -180,7 +174,7 @@ struct MultipartTests {
 struct DownloadTests {
     @Test func aDownloadLandsAtTheDestinationWithProgressThatNeverGoesBackwards() async throws {
         // GIVEN a 40 KB body sent in 10 chunks with a declared length
-        let folder = try makeFolder()
+        let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let chunks = (0..<10).map { Data(repeating: UInt8($0), count: 4_096) }
         let server = MockServer()
@@ -205,7 +199,7 @@ struct DownloadTests {
 
     @Test func aFailedDownloadLeavesNoFileAndKeepsWhatWasThere() async throws {
         // GIVEN a body that breaks off after two chunks, and an existing file at the destination
-        let folder = try makeFolder()
+        let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let server = MockServer()
         server.stub(.get, "/v1/files/2", .chunked([Data(count: 1_000), Data(count: 1_000)], failingWith: URLError(.networkConnectionLost)))
@@ -223,7 +217,7 @@ struct DownloadTests {
 
     @Test func cancellingADownloadRemovesItsPartialFile() async throws {
         // GIVEN a download whose body trickles in
-        let folder = try makeFolder()
+        let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let server = MockServer()
         server.stub(.get, "/v1/files/4", .chunked((0..<100).map { _ in Data(count: 1_000) }, interval: 0.05))
@@ -241,7 +235,7 @@ struct DownloadTests {
 
     @Test func anErrorBodyOfADownloadKeepsTheProvidersLimit() async throws {
         // GIVEN a download with no limit of its own, answered with a 500 and a large chunked error body
-        let folder = try makeFolder()
+        let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let server = MockServer()
         server.stub(.get, "/v1/files/6", .chunked((0..<10).map { _ in Data(count: 1_000) }, statusCode: 500))
@@ -269,7 +263,7 @@ struct DownloadTests {
             var path: String { "/files/5" }
             var maximumResponseSize: Int? { 2_500 }
         }
-        let folder = try makeFolder()
+        let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let server = MockServer()
         server.stub(.get, "/v1/files/5", .chunked((0..<5).map { _ in Data(count: 1_000) }))
@@ -429,7 +423,7 @@ struct StreamTests {
 struct TransferLoadTests {
     @Test func fiveHundredConcurrentDownloadsAndStreamsAllFinishWhole() async throws {
         // GIVEN a server with a chunked download and an event stream
-        let folder = try makeFolder()
+        let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let server = MockServer()
         server.stub(.get, "/v1/files/1", .chunked((0..<4).map { Data(repeating: UInt8($0), count: 2_048) }, headers: ["Content-Length": "8192"]))
