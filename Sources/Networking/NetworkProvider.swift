@@ -378,7 +378,6 @@ public final class NetworkProvider: NetworkProviding {
                 throw error
             case .follow(let next, let keepsBody):
                 followed += 1
-                if case .file(let file)? = delivered { try? FileManager.default.removeItem(at: file) }   // not the answer; ours to remove
                 storeCookies(of: response)
                 if !keepsBody { mode.bodyFile = nil }
                 let hop = RedirectHop(statusCode: response.statusCode, from: current.url, to: next, attempt: attempt)
