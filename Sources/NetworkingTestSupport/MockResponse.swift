@@ -23,11 +23,18 @@ public struct MockResponse: Sendable {
     /// ``chunks``, after them).
     public var error: URLError?
     /// Seconds to wait before answering; cancelling the request ends the wait. `.infinity` never
-    /// answers (the call ends when it is cancelled or its deadline passes); zero, negative and NaN do not wait.
+    /// answers (the call ends when it is cancelled, its timeout or its deadline passes); zero, negative
+    /// and NaN do not wait.
+    ///
+    /// The request's timeout applies as URLSession applies it: when the handler and this delay take
+    /// longer than the request's `timeoutInterval` (an endpoint's `Endpoint.timeout`, else
+    /// the session's `timeoutIntervalForRequest`), the request fails with `URLError(.timedOut)` then.
     public var delay: TimeInterval
     /// When not empty, the body is sent as these chunks instead of ``body``, each after its delay in
     /// seconds (a streamed response: Server-Sent Events, a slow download). Cancelling the request stops them.
-    /// A delay of `.infinity` is a chunk that never comes; zero, negative and NaN do not wait.
+    /// A delay of `.infinity` is a chunk that never comes; zero, negative and NaN do not wait. The
+    /// request's timeout is an idle timeout here too: a chunk later than it after the previous one (or
+    /// the head) fails the request with `URLError(.timedOut)`; a slow body whose chunks keep coming does not.
     public var chunks: [(data: Data, delay: TimeInterval)] = []
 
     /// Creates a response.
@@ -44,21 +51,38 @@ public struct MockResponse: Sendable {
         MockResponse(statusCode: code, headers: headers)
     }
 
-    /// A JSON response encoding `value`, with `Content-Type: application/json`.
-    public static func json(_ value: some Encodable, statusCode: Int = 200, headers: [String: String] = [:]) -> MockResponse {
-        var headers = headers
-        headers["Content-Type"] = "application/json"
+    /// A JSON response encoding `value` with `encoder`, with `Content-Type: application/json` unless
+    /// `headers` name another content type.
+    ///
+    /// ```swift
+    /// let iso8601 = JSONEncoder()
+    /// iso8601.dateEncodingStrategy = .iso8601
+    /// server.stub(.get, "/v1/events/1", .json(event, encoder: iso8601))
+    /// ```
+    public static func json(
+        _ value: some Encodable, statusCode: Int = 200, headers: [String: String] = [:], encoder: JSONEncoder = JSONEncoder()
+    ) -> MockResponse {
         do {
-            return MockResponse(statusCode: statusCode, headers: headers, body: try JSONEncoder().encode(value))
+            return MockResponse(statusCode: statusCode, headers: jsonHeaders(headers), body: try encoder.encode(value))
         } catch {
             // The test's own fixture cannot be encoded: a bug in the test, not data from a network.
             preconditionFailure("MockResponse.json: \(type(of: value)) could not be encoded: \(error)")
         }
     }
 
-    /// A JSON response with a literal body, e.g. `#"{"status":400}"#`.
-    public static func json(raw: String, statusCode: Int = 200) -> MockResponse {
-        MockResponse(statusCode: statusCode, headers: ["Content-Type": "application/json"], body: Data(raw.utf8))
+    /// A JSON response with a literal body, e.g. `#"{"status":400}"#`, with `Content-Type:
+    /// application/json` unless `headers` name another content type.
+    public static func json(raw: String, statusCode: Int = 200, headers: [String: String] = [:]) -> MockResponse {
+        MockResponse(statusCode: statusCode, headers: jsonHeaders(headers), body: Data(raw.utf8))
+    }
+
+    /// `headers` with `Content-Type: application/json` added, unless they have a content type of any spelling.
+    private static func jsonHeaders(_ headers: [String: String]) -> [String: String] {
+        var headers = headers
+        if !headers.keys.contains(where: { $0.caseInsensitiveCompare("Content-Type") == .orderedSame }) {
+            headers["Content-Type"] = "application/json"
+        }
+        return headers
     }
 
     /// A transport failure: the request gets no HTTP response.
@@ -92,7 +116,7 @@ public struct MockResponse: Sendable {
     }
 
     /// This response, answered after `seconds` (`.infinity`: never, until the call is cancelled or its
-    /// deadline passes).
+    /// timeout or deadline passes).
     public func delayed(by seconds: TimeInterval) -> MockResponse {
         var copy = self
         copy.delay = seconds
