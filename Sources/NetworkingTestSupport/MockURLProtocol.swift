@@ -53,8 +53,48 @@ public final class MockURLProtocol: URLProtocol {
     }
 
     public override func startLoading() {
-        load.start(RecordedRequest(request, task: task), on: Self.server(for: request), owner: self)
+        load.start(
+            RecordedRequest(request, task: task), on: Self.server(for: request), owner: self,
+            idleTimeout: Self.idleTimeout(of: request, in: task))
     }
+
+    /// The timeout URLSession would apply to `request`: its own `timeoutInterval`, or, when that is
+    /// the default (60 s, what a request has when nothing set it), the session configuration's
+    /// `timeoutIntervalForRequest`, as swift-corelibs-foundation decides. On Apple platforms the
+    /// request's own, which the URL loading system has already merged with the configuration's.
+    static func idleTimeout(of request: URLRequest, in task: URLSessionTask?) -> TimeInterval {
+        #if canImport(FoundationNetworking)
+            if request.timeoutInterval == defaultRequestTimeout, let task, let session = session(of: task) {
+                return session.configuration.timeoutIntervalForRequest
+            }
+        #endif
+        return request.timeoutInterval
+    }
+
+    /// What `URLRequest.timeoutInterval` is when nothing set it.
+    static let defaultRequestTimeout: TimeInterval = 60
+
+    #if canImport(FoundationNetworking)
+        /// The session `task` belongs to, found by reflection (swift-corelibs-foundation keeps it
+        /// internal); `nil` when this toolchain hides it, and then the request's own timeout applies.
+        private static func session(of task: URLSessionTask) -> URLSession? {
+            var mirror: Mirror? = Mirror(reflecting: task)
+            while let current = mirror {
+                if let child = current.children.first(where: { $0.label == "session" }) {
+                    return unwrap(child.value) as? URLSession
+                }
+                mirror = current.superclassMirror
+            }
+            return nil
+        }
+
+        /// `value`, or what it wraps when it is an `Optional` (possibly implicitly unwrapped).
+        private static func unwrap(_ value: Any) -> Any? {
+            let mirror = Mirror(reflecting: value)
+            guard mirror.displayStyle == .optional else { return value }
+            return mirror.children.first.map { unwrap($0.value) } ?? nil
+        }
+    #endif
 
     public override func stopLoading() {
         load.stop()
@@ -73,15 +113,22 @@ private final class Load: @unchecked Sendable {
     private var server: MockServer?
     /// Where the client is called: found once in `start`.
     private var reporter: ClientThread?
+    /// Seconds without a byte after which the load fails with `timedOut` (URLSession's request
+    /// timeout is an idle timeout); no timer when it is not in (0, a day].
+    private var idleTimeout: TimeInterval = 0
+    /// Fires when ``idleTimeout`` passes without a byte; replaced each time bytes are reported.
+    private var idleTimer: DispatchWorkItem?
 
-    func start(_ recorded: RecordedRequest, on server: MockServer?, owner: MockURLProtocol) {
+    func start(_ recorded: RecordedRequest, on server: MockServer?, owner: MockURLProtocol, idleTimeout: TimeInterval) {
         let reporter = ClientThread.current(for: owner.task)
         lock.lock()
         self.owner = owner
         self.server = server
         self.reporter = reporter
+        self.idleTimeout = idleTimeout > 0 && idleTimeout <= 86_400 ? idleTimeout : 0   // also NaN
         lock.unlock()
         guard let server else { return fail(URLError(.unsupportedURL)) }
+        restartIdleTimer()
         let handler = server.receive(recorded)
         let task = Task { [self] in
             let response: MockResponse
@@ -132,9 +179,36 @@ private final class Load: @unchecked Sendable {
         owner = nil
         let work = self.work
         let server = self.server
+        idleTimer?.cancel()
+        idleTimer = nil
         lock.unlock()
         work?.cancel()
         if !wasFinished { server?.noteInterrupted() }
+    }
+
+    /// (Re)starts the idle timer: the load started, or bytes were just reported.
+    private func restartIdleTimer() {
+        lock.lock()
+        defer { lock.unlock() }
+        idleTimer?.cancel()
+        idleTimer = nil
+        guard !finished, idleTimeout > 0 else { return }
+        let timer = DispatchWorkItem { [weak self] in self?.timeOut() }
+        idleTimer = timer
+        DispatchQueue.global().asyncAfter(deadline: .now() + idleTimeout, execute: timer)
+    }
+
+    /// The idle timeout passed: fails the load with `timedOut`, as URLSession would, and stops the
+    /// stub's work. The server counts the request as interrupted (the client gave up on it).
+    private func timeOut() {
+        lock.lock()
+        let (work, server) = (self.work, self.server)
+        lock.unlock()
+        finish { client, owner in
+            client.urlProtocol(owner, didFailWithError: URLError(.timedOut))
+            server?.noteInterrupted()
+        }
+        work?.cancel()
     }
 
     func fail(_ error: URLError) {
@@ -159,10 +233,12 @@ private final class Load: @unchecked Sendable {
             return fail(URLError(.badServerResponse))
         }
         report { client, owner in client.urlProtocol(owner, didReceive: http, cacheStoragePolicy: .notAllowed) }
+        restartIdleTimer()
         for (data, delay) in response.chunks {
             do { try await Self.wait(delay) } catch { return }   // stopped
             if Task.isCancelled { return }
             report { client, owner in client.urlProtocol(owner, didLoad: data) }
+            restartIdleTimer()
         }
         if let error = response.error { return fail(error) }
         finish { client, owner in client.urlProtocolDidFinishLoading(owner) }
@@ -187,7 +263,11 @@ private final class Load: @unchecked Sendable {
                 lock.unlock()
                 return
             }
-            if finishing { finished = true }
+            if finishing {
+                finished = true
+                idleTimer?.cancel()
+                idleTimer = nil
+            }
             lock.unlock()
             if let client = owner.client { body(client, owner) }
         }
