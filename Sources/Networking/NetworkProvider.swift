@@ -56,6 +56,8 @@ public final class NetworkProvider: NetworkProviding {
     private let callbackQueue = DispatchQueue(label: "Networking.SessionDelegate", qos: .userInitiated)
     private let attemptWatch = AttemptWatch()
     private let events: EventDispatcher
+    /// Header fields sent but never shown (``HiddenHeaders``): empty in an app.
+    private let hiddenHeaders = HiddenHeaders.names
     private let sleep: @Sendable (TimeInterval) async throws -> Void
 
     /// Creates a provider.
@@ -216,14 +218,14 @@ public final class NetworkProvider: NetworkProviding {
             let duration = started.secondsElapsed
             response.storedReport = CallReport(statusCodes: statuses, duration: duration, redirects: hops)
             if !events.isEmpty {
-                let (last, count, finished) = (sent ?? built, statuses.count, response)
+                let (last, count, finished) = (shown(sent ?? built), statuses.count, response)
                 events.send { $0.requestDidFinish(last, result: .success(finished), attempts: count, duration: duration, context: context) }
             }
             if mode.streams, !events.isEmpty { Self.reportStreamEnd(of: delivered, response: response, to: events, context: context) }
             return (response, delivered)
         } catch {
-            if !events.isEmpty, let last = sent {
-                let (count, duration) = (statuses.count, started.secondsElapsed)
+            if !events.isEmpty, let sent {
+                let (last, count, duration) = (shown(sent), statuses.count, started.secondsElapsed)
                 events.send { $0.requestDidFinish(last, result: .failure(error), attempts: count, duration: duration, context: context) }
             }
             throw error
@@ -252,21 +254,21 @@ public final class NetworkProvider: NetworkProviding {
             do {
                 if let chain {
                     request = try await chain.adapt(built, for: context)
-                    if !events.isEmpty { events.send { [request] in $0.requestDidAdapt(request, context: context) } }
+                    if !events.isEmpty { events.send { [request = shown(request)] in $0.requestDidAdapt(request, context: context) } }
                 }
                 sent = request
                 if chain != nil {
                     try WireValidation.check(request)   // the endpoint's own parts were checked when built
                     if deadline.hasPassed { throw deadline.exceeded }   // the interceptors may have waited (a refresh)
                 }
-                if !events.isEmpty { events.send { [request] in $0.taskDidStart(request, context: context) } }
+                if !events.isEmpty { events.send { [request = shown(request)] in $0.taskDidStart(request, context: context) } }
                 let taskStarted = DispatchTime.now()
                 let limit = endpoint.maximumResponseSize ?? maximumResponseSize
                 let (data, httpResponse, delivered, last) = try await send(
                     request, builtAs: chain == nil ? nil : built, for: endpoint, context: context, deadline: deadline,
                     limits: (delivery: mode.sizeLimit ?? limit, gathered: limit), mode: mode, attempt: attempts, hops: &hops)
                 sent = last
-                let received = Response(data: data, httpResponse: httpResponse, request: last)
+                let received = Response(data: data, httpResponse: httpResponse, request: shown(last))
                 response = received
                 statuses[statuses.count - 1] = httpResponse.statusCode
                 if !events.isEmpty {
@@ -293,7 +295,7 @@ public final class NetworkProvider: NetworkProviding {
                 guard attempts < maximumAttempts else {
                     throw attempts > 1 ? NetworkError.tooManyAttempts(attempts, lastError: error) : error
                 }
-                let decision = await chain.retry(request, dueTo: error, response: response, context: context)
+                let decision = await chain.retry(shown(request), dueTo: error, response: response, context: context)
                 events.send { [attempts] in $0.retryDidDecide(decision, attempt: attempts, error: error, context: context) }
                 if Task.isCancelled { throw NetworkError.cancelled }
                 switch decision {
@@ -312,6 +314,11 @@ public final class NetworkProvider: NetworkProviding {
                 context.recordRetry()
             }
         }
+    }
+
+    /// `request` as monitors, retriers and the app see it: without the ``hiddenHeaders``.
+    private func shown(_ request: URLRequest) -> URLRequest {
+        hiddenHeaders.isEmpty ? request : HiddenHeaders.removing(hiddenHeaders, from: request)
     }
 
     /// The provider's interceptor followed by the call's, or whichever exists.

@@ -24,6 +24,7 @@ public final class MockURLProtocol: URLProtocol {
 
     static func register(_ server: MockServer) {
         RedirectPolicy.keepOnEveryHop(serverHeader)   // a redirect through the mock reaches the same server
+        HiddenHeaders.hide(serverHeader)   // on the wire only: no monitor, log, retrier or Response shows it
         registryLock.lock()
         defer { registryLock.unlock() }
         servers[server.id] = WeakServer(server: server)
