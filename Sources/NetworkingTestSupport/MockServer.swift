@@ -19,8 +19,8 @@ import Networking
 /// #expect(server.requests.count == 1)
 /// ```
 public final class MockServer: @unchecked Sendable {
-    // @unchecked: `stubs`, `received`, `firstKept`, `dropped`, `interrupted` and `interruptionWaiters` are
-    // guarded by `lock`.
+    // @unchecked: `stubs`, `received`, `handedOut`, `firstKept`, `dropped`, `interrupted`,
+    // `interruptionWaiters` and `requestWaiters` are guarded by `lock`.
 
     /// Answers one request.
     public typealias Handler = @Sendable (RecordedRequest) async throws -> MockResponse
@@ -36,6 +36,9 @@ public final class MockServer: @unchecked Sendable {
     private let lock = NSLock()
     private var stubs: [Stub] = []
     private var received: [RecordedRequest] = []
+    /// Whether ``nextRequest(matching:_:timeout:)`` returned the request at the same index of `received`.
+    private var handedOut: [Bool] = []
+    private var requestWaiters: [RequestWaiter] = []
     /// How many of the oldest recordings were dropped to stay within ``recordingLimit``.
     private var dropped = 0
     /// The index in `received` of the oldest request still kept.
@@ -111,6 +114,7 @@ public final class MockServer: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         received.removeAll()
+        handedOut.removeAll()
         firstKept = 0
         dropped = 0
         interrupted = 0
@@ -149,6 +153,65 @@ public final class MockServer: @unchecked Sendable {
             }
         } onCancel: {
             waiter.resume(false)
+        }
+    }
+
+    /// Returns the oldest request received for `method` and `path` (either `nil`: any) that this
+    /// method has not returned before, waiting for it to arrive when there is none yet.
+    ///
+    /// A request that arrived before the call is found too, so a test can start a call in a task and
+    /// then await its arrival without a race; each request is returned once, so two awaits find two
+    /// requests. It throws ``WaitTimedOut`` when none arrived within `timeout` seconds (a failing test
+    /// does not hang), and `CancellationError` when the awaiting task is cancelled. It returns when the
+    /// request arrives, before its stub answers: cancelling the call then interrupts it.
+    ///
+    /// ```swift
+    /// let call = Task { try await provider.response(UserAPI.user(id: 1)) }
+    /// let request = try await server.nextRequest(matching: .get, "/v1/users/1")
+    /// call.cancel()
+    /// ```
+    ///
+    /// Requests dropped beyond ``recordingLimit`` before the call are not found; ``clearRecordings()``
+    /// forgets which were returned.
+    public func nextRequest(matching method: HTTPMethod? = nil, _ path: String? = nil, timeout: TimeInterval = 10) async throws
+        -> RecordedRequest
+    {
+        let waiter = RequestWaiter(method: method?.rawValue, path: path)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<RecordedRequest, any Error>) in
+                waiter.set(continuation)
+                lock.lock()
+                if let index = received.indices.dropFirst(firstKept).first(where: { !handedOut[$0] && waiter.matches(received[$0]) }) {
+                    handedOut[index] = true
+                    let request = received[index]
+                    lock.unlock()
+                    _ = waiter.resolve(.success(request))
+                    return
+                }
+                requestWaiters.append(waiter)
+                lock.unlock()
+                let seconds = timeout > 0 ? min(timeout, 86_400 * 365) : 0   // also NaN
+                DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+                    _ = waiter.resolve(.failure(WaitTimedOut(method: method?.rawValue, path: path, timeout: timeout)))
+                }
+            }
+        } onCancel: {
+            _ = waiter.resolve(.failure(CancellationError()))
+        }
+    }
+
+    /// What ``nextRequest(matching:_:timeout:)`` throws when no matching request arrived in time.
+    public struct WaitTimedOut: Error, CustomStringConvertible {
+        /// The method awaited, or `nil` for any.
+        public let method: String?
+        /// The path awaited, or `nil` for any.
+        public let path: String?
+        /// How long it waited, in seconds.
+        public let timeout: TimeInterval
+
+        /// Says what was awaited, e.g. `MockServer: no request for GET /v1/users/1 arrived within 10.0 s`.
+        public var description: String {
+            "MockServer: no request for \(method ?? "any method") \(path ?? "any path") arrived within \(timeout) s"
         }
     }
 
@@ -210,11 +273,20 @@ public final class MockServer: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         received.append(request)
+        handedOut.append(false)
+        if !requestWaiters.isEmpty {
+            requestWaiters.removeAll { $0.isResolved }   // timed out or cancelled
+            if let index = requestWaiters.firstIndex(where: { $0.matches(request) && $0.resolve(.success(request)) }) {
+                requestWaiters.remove(at: index)
+                handedOut[handedOut.count - 1] = true
+            }
+        }
         if received.count - firstKept > recordingLimit {
             firstKept += 1
             dropped += 1
             if firstKept >= max(recordingLimit, 64) {   // compact now and then: amortised O(1) per request
                 received.removeFirst(firstKept)
+                handedOut.removeFirst(firstKept)
                 firstKept = 0
             }
         }
@@ -269,6 +341,58 @@ private final class InterruptionWaiter: @unchecked Sendable {
         self.continuation = nil
         lock.unlock()
         continuation?.resume(returning: value)
+    }
+}
+
+/// One ``MockServer/nextRequest(matching:_:timeout:)`` call: resolved once, by a request, its timeout
+/// or its cancellation, whichever comes first.
+private final class RequestWaiter: @unchecked Sendable {
+    // @unchecked: `continuation` and `result` are guarded by `lock`; `method` and `path` are constants.
+    let method: String?
+    let path: String?
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<RecordedRequest, any Error>?
+    private var result: Result<RecordedRequest, any Error>?
+
+    init(method: String?, path: String?) {
+        self.method = method
+        self.path = path
+    }
+
+    func matches(_ request: RecordedRequest) -> Bool {
+        (method == nil || method == request.method) && (path == nil || path == request.path)
+    }
+
+    var isResolved: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return result != nil
+    }
+
+    func set(_ continuation: CheckedContinuation<RecordedRequest, any Error>) {
+        lock.lock()
+        if let result {
+            lock.unlock()
+            continuation.resume(with: result)   // cancelled before it began waiting
+            return
+        }
+        self.continuation = continuation
+        lock.unlock()
+    }
+
+    /// Resolves the wait with `result` unless it was resolved already; returns whether it did.
+    func resolve(_ result: Result<RecordedRequest, any Error>) -> Bool {
+        lock.lock()
+        guard self.result == nil else {
+            lock.unlock()
+            return false
+        }
+        self.result = result
+        let continuation = self.continuation
+        self.continuation = nil
+        lock.unlock()
+        continuation?.resume(with: result)
+        return true
     }
 }
 
