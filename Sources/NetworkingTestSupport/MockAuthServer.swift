@@ -11,6 +11,8 @@ import Networking
 /// - `POST {baseURL}/auth/sign-in` (any body) answers fresh ``Tokens``, as a successful sign-in.
 /// - `POST {baseURL}/auth/refresh` with `{"refreshToken": "..."}` answers `{"accessToken", "refreshToken"}`
 ///   and rotates both: only the newest access token is valid, and a refresh token works once.
+///   How the tokens are written in both answers is up to the test: ``setTokensResponse(_:)`` (e.g. in the
+///   app's own envelope).
 /// - Every other request to the API's host needs the newest access token in ``header``; it answers a
 ///   ``Resource`` naming the path and the token it saw, or ``expiredStatusCode``.
 /// - Requests to other hosts get an empty `200`.
@@ -150,6 +152,7 @@ public final class MockAuthServer: @unchecked Sendable {
     private var refreshes = 0
     private var answer = RefreshAnswer.rotate
     private var refreshHook: (@Sendable () async -> Void)?
+    private var tokensResponse: @Sendable (Tokens) -> MockResponse = { .json($0) }
     private var expiredResponses = 0
 
     /// Creates the API.
@@ -175,7 +178,8 @@ public final class MockAuthServer: @unchecked Sendable {
         if accessTokenIsValid { validAccessToken = "access-0" }
         mock.stub(.post, baseURL.appendingPathComponent("auth/sign-in").path) { [weak self] _ in
             guard let self else { throw URLError(.cannotConnectToHost) }
-            return .json(self.locked { self.issueTokens() })
+            let (tokens, respond) = self.locked { (self.issueTokens(), self.tokensResponse) }
+            return respond(tokens)
         }
         mock.stub(.post, baseURL.appendingPathComponent("auth/refresh").path) { [weak self] request in
             guard let self else { throw URLError(.cannotConnectToHost) }
@@ -196,6 +200,16 @@ public final class MockAuthServer: @unchecked Sendable {
 
     /// Makes the refresh endpoint answer `answer` from now on.
     public func setRefreshAnswer(_ answer: RefreshAnswer) { locked { self.answer = answer } }
+    /// Makes the sign-in and refresh endpoints answer new tokens with `response` from now on, instead of
+    /// `.json(tokens)` (`{"accessToken":…,"refreshToken":…}`): for an app whose auth server wraps them,
+    /// e.g. in an envelope. Rejections and failures stay as ``setRefreshAnswer(_:)`` says. The
+    /// interceptor of ``makeInterceptor(store:refreshLeeway:refreshWindow:now:)`` reads the default shape
+    /// only: test an app's own `AuthInterceptor` (its refresh closure) against the new one.
+    ///
+    /// ```swift
+    /// api.setTokensResponse { tokens in .json(Envelope(status: 200, data: tokens)) }
+    /// ```
+    public func setTokensResponse(_ response: @escaping @Sendable (Tokens) -> MockResponse) { locked { tokensResponse = response } }
     /// Runs `hook` when a refresh request arrives, before it is answered (e.g. to hold it open).
     public func onRefresh(_ hook: @escaping @Sendable () async -> Void) { locked { refreshHook = hook } }
     /// Expires every access token, as if its lifetime ran out on the server.
@@ -261,19 +275,27 @@ public final class MockAuthServer: @unchecked Sendable {
     private func answerRefresh(_ request: RecordedRequest) async throws -> MockResponse {
         if let hook = locked({ refreshHook }) { await hook() }
         let body = try request.decodeBody(as: RefreshRequest.self)
-        return locked {
+        enum Outcome {
+            case answer(MockResponse)
+            case issued(Tokens, @Sendable (Tokens) -> MockResponse)
+        }
+        let outcome: Outcome = locked {
             refreshes += 1
             switch answer {
             case .unavailable:
-                return .status(503)
+                return .answer(.status(503))
             case .reject:
-                return .json(raw: #"{"error":"invalid_grant"}"#, statusCode: 401)
+                return .answer(.json(raw: #"{"error":"invalid_grant"}"#, statusCode: 401))
             case .rotate:
                 guard body.refreshToken == validRefreshToken else {
-                    return .json(raw: #"{"error":"invalid_grant"}"#, statusCode: 401)
+                    return .answer(.json(raw: #"{"error":"invalid_grant"}"#, statusCode: 401))
                 }
-                return .json(issueTokens())
+                return .issued(issueTokens(), tokensResponse)
             }
+        }
+        switch outcome {
+        case .answer(let response): return response
+        case .issued(let tokens, let respond): return respond(tokens)   // outside the lock: the test's closure
         }
     }
 
