@@ -1,0 +1,229 @@
+import Foundation
+import Networking
+import NetworkingTestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The mock behaves as the network would: headers and encoders in stubs, the request timeout, a request
+/// a test can await, a routing header nobody sees, and a configurable auth server.
+@Suite("Mock behaviour", SuiteTimeLimit.oneMinute)
+struct MockBehaviourTests {
+
+    // MARK: Stubs with headers and an encoder
+
+    @Test func rawJSONStubsCarryHeadersAndValueStubsTakeAnEncoder() async throws {
+        // GIVEN a raw JSON stub with headers, and a value stub encoded with ISO-8601 dates
+        struct Stamp: Codable, Equatable { let at: Date }
+        let server = MockServer()
+        server.stub(.get, "/v1/raw", .json(raw: #"{"ok":true}"#, statusCode: 201, headers: ["ETag": #""v1""#]))
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        server.stub(.get, "/v1/stamp", .json(Stamp(at: Date(timeIntervalSince1970: 0)), encoder: encoder))
+        let provider = server.makeProvider()
+        // WHEN both are requested
+        let raw = try await provider.response(TestEndpoint(path: "/raw"))
+        let stamp = try await provider.response(TestEndpoint(path: "/stamp"))
+        // THEN the raw one has its status, its header and the JSON type; the value is in ISO-8601
+        #expect(raw.statusCode == 201)
+        #expect(raw.httpResponse.value(forHTTPHeaderField: "ETag") == #""v1""#)
+        #expect(raw.httpResponse.value(forHTTPHeaderField: "Content-Type") == "application/json")
+        #expect(String(decoding: stamp.data, as: UTF8.self) == #"{"at":"1970-01-01T00:00:00Z"}"#)
+    }
+
+    // MARK: The request timeout
+
+    /// Expects `call` to fail with `transportFailed(.timedOut)` between `low` and `high` seconds.
+    private func expectTimedOut(within low: TimeInterval, _ high: TimeInterval, _ call: () async throws -> Void) async {
+        let started = Date()
+        await #expect {
+            try await call()
+        } throws: { error in
+            guard case NetworkError.transportFailed(let urlError) = error else { return false }
+            return urlError.code == .timedOut
+        }
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(elapsed >= low && elapsed < high, "ended after \(elapsed) s")
+    }
+
+    @Test func aDelayLongerThanTheTimeoutFailsWithTimedOutAtTheTimeout() async throws {
+        // GIVEN a stub answering after 30 s, an endpoint with a 1 s timeout and a 20 s deadline
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1", MockResponse.status(200).delayed(by: 30))
+        let provider = server.makeProvider(deadline: 20)
+        // WHEN it is requested, THEN it fails with timedOut after about a second, well before the deadline
+        await expectTimedOut(within: 0.9, 10) { _ = try await provider.response(TestEndpoint(timeout: 1)) }
+    }
+
+    @Test func aResponseThatNeverComesEndsAtTheTimeout() async throws {
+        // GIVEN a stub that never answers (a delay of .infinity) and a 1 s timeout
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1", MockResponse.status(200).delayed(by: .infinity))
+        let provider = server.makeProvider(deadline: 20)
+        // WHEN it is requested, THEN the timeout ends it, and the server saw the request given up
+        await expectTimedOut(within: 0.9, 10) { _ = try await provider.response(TestEndpoint(timeout: 1)) }
+        #expect(await server.waitForInterruptions(1))
+    }
+
+    @Test func aHandlerThatAwaitsPastTheTimeoutTimesOut() async throws {
+        // GIVEN a handler that takes 30 s to answer and a timeout of 0.2 s (rounded up to 1 s)
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1") { _ in
+            try await Task.sleep(nanoseconds: 30_000_000_000)
+            return .status(200)
+        }
+        let provider = server.makeProvider(deadline: 20)
+        // WHEN it is requested, THEN it fails with timedOut at the whole second
+        await expectTimedOut(within: 0.9, 10) { _ = try await provider.response(TestEndpoint(timeout: 0.2)) }
+    }
+
+    @Test func theTimeoutIsIdleTimeBetweenChunksNotTheWholeBody() async throws {
+        // GIVEN a 2 s timeout; one body whose chunks come 0.5 s apart (3 s in all), one that stalls
+        let server = MockServer()
+        server.stub(.get, "/v1/steady", .chunked(Array(repeating: "x", count: 6), interval: 0.5))
+        server.stub(.get, "/v1/stalled") { _ in
+            var response = MockResponse.chunked(["a", "b"])
+            response.chunks[1].delay = 30
+            return response
+        }
+        let provider = server.makeProvider(deadline: 20)
+        // WHEN both are requested
+        let steady = try await provider.response(TestEndpoint(path: "/steady", timeout: 2))
+        // THEN the steady body arrives whole although it took longer than the timeout, and the stalled
+        // one fails with timedOut once no byte came for 2 s
+        #expect(String(decoding: steady.data, as: UTF8.self) == "xxxxxx")
+        await expectTimedOut(within: 1.9, 12) { _ = try await provider.response(TestEndpoint(path: "/stalled", timeout: 2)) }
+    }
+
+    @Test func aRequestWithoutItsOwnTimeoutUsesTheSessions() async throws {
+        // GIVEN a stub that never answers, and a session whose request timeout is 1 s
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1", MockResponse.status(200).delayed(by: .infinity))
+        let configuration = server.makeConfiguration()
+        configuration.timeoutIntervalForRequest = 1
+        let provider = NetworkProvider(
+            configuration: configuration, interceptor: Interceptor(adapters: [ClosureAdapter { request, _ in server.route(request) }]), deadline: 20)
+        // WHEN an endpoint without a timeout is requested, THEN the session's timeout ends it
+        await expectTimedOut(within: 0.9, 10) { _ = try await provider.response(TestEndpoint()) }
+    }
+
+    // MARK: Awaiting a request
+
+    @Test func nextRequestReturnsARequestThatArrivedBeforeTheAwaitOnlyOnce() async throws {
+        // GIVEN a request the server already received
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1", .status(204))
+        let provider = server.makeProvider()
+        _ = try await provider.response(TestEndpoint())
+        // WHEN a test awaits the next request, twice
+        let first = try await server.nextRequest(matching: .get, "/v1/users/1")
+        // THEN the first await finds it, and the second does not find it again (it times out)
+        #expect(first.path == "/v1/users/1")
+        await #expect(throws: MockServer.WaitTimedOut.self) {
+            try await server.nextRequest(timeout: 0.2)
+        }
+    }
+
+    @Test func nextRequestWaitsForAMatchingRequest() async throws {
+        // GIVEN a test awaiting a POST to /v1/items while a GET arrives first
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1", .status(204))
+        server.stub(.post, "/v1/items", .status(201))
+        let provider = server.makeProvider()
+        let awaited = Task { try await server.nextRequest(matching: .post, "/v1/items") }
+        _ = try await provider.response(TestEndpoint())
+        // WHEN the POST arrives
+        _ = try await provider.response(TestEndpoint(path: "/items", method: .post, body: .json(["name": "pen"])))
+        // THEN the await returns it, body and all
+        let request = try await awaited.value
+        #expect(request.method == "POST")
+        #expect(try request.decodeBody(as: [String: String].self) == ["name": "pen"])
+    }
+
+    @Test func nextRequestEndsWhenTheAwaitingTaskIsCancelled() async throws {
+        // GIVEN a test awaiting a request that never comes
+        let server = MockServer()
+        let awaited = Task { try await server.nextRequest(timeout: 30) }
+        // WHEN the awaiting task is cancelled
+        let cancelled = Date()
+        awaited.cancel()
+        // THEN it throws CancellationError at once
+        await #expect(throws: CancellationError.self) { try await awaited.value }
+        #expect(Date().timeIntervalSince(cancelled) < 5)
+    }
+
+    // MARK: The routing header
+
+    @Test func theRoutingHeaderReachesNoMonitorLoggerOrResponse() async throws {
+        // GIVEN a provider with a monitor that keeps every request it is shown, and a verbose logger
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1", .status(503), .json(User(id: 1, name: "Kim")))
+        let seen = Recorder<URLRequest>()
+        let lines = Recorder<String>()
+        let provider = server.makeProvider(
+            interceptor: RetryPolicy(random: { 0 }),
+            monitors: [RequestCollector(requests: seen), NetworkLogger(verbosity: .verbose, sink: LogSink { lines.append($0) })],
+            sleep: RecordedDelays().sleep)
+        // WHEN a call is retried once and succeeds
+        let response = try await provider.response(TestEndpoint())
+        await provider.waitForMonitors()
+        // THEN the header is on none of the requests shown, nor in the log, the cURL, or the recording
+        let shown = seen.all + [response.request]
+        #expect(seen.count >= 5)
+        for request in shown {
+            #expect(request.value(forHTTPHeaderField: MockURLProtocol.serverHeader) == nil)
+            #expect(!request.cURLDescription.lowercased().contains("x-mock-server"))
+        }
+        #expect(!lines.all.isEmpty)
+        #expect(!lines.all.joined().lowercased().contains("x-mock-server"))
+        #expect(server.requests.allSatisfy { $0.header(MockURLProtocol.serverHeader) == nil })
+        #expect(server.requests.count == 2)
+    }
+
+    // MARK: The auth server's answer
+
+    @Test func theAuthServerAnswersTokensInTheAppsEnvelope() async throws {
+        // GIVEN an auth server whose refresh answer is wrapped in the app's envelope, and the app's own
+        // interceptor that reads it from there
+        struct Envelope<Payload: Codable>: Codable {
+            let status: Int
+            let data: Payload
+        }
+        let api = MockAuthServer()
+        api.setTokensResponse { tokens in .json(Envelope(status: 200, data: tokens)) }
+        let baseURL = api.baseURL
+        let auth = AuthInterceptor(baseURL: baseURL, store: InMemoryCredentialStore(MockAuthServer.initialCredential)) { credential, network in
+            let answer = try await network.request(
+                MockAuthServer.RefreshEndpoint(baseURL: baseURL, refreshToken: credential.refreshToken),
+                as: Envelope<MockAuthServer.Tokens>.self)
+            return Credential(accessToken: answer.data.accessToken, refreshToken: answer.data.refreshToken)
+        }
+        let provider = api.mock.makeProvider(interceptor: auth)
+        // WHEN a protected call meets the expired token
+        let resource = try await provider.request(api.resource("/items/1"), as: MockAuthServer.Resource.self)
+        // THEN the app's wiring refreshed once through the envelope and sent the new token
+        #expect(resource.token == "access-1")
+        #expect(api.refreshCount == 1)
+        let refresh = try #require(api.mock.requests(.post, "/v1/auth/refresh").first)
+        #expect(String(decoding: refresh.body, as: UTF8.self).contains("refresh-0"))
+    }
+}
+
+/// A monitor that keeps every request it is shown, and each response's request.
+private struct RequestCollector: EventMonitor {
+    let requests: Recorder<URLRequest>
+
+    func requestDidBuild(_ request: URLRequest, context: RequestContext) { requests.append(request) }
+    func requestDidAdapt(_ request: URLRequest, context: RequestContext) { requests.append(request) }
+    func taskDidStart(_ request: URLRequest, context: RequestContext) { requests.append(request) }
+    func responseDidArrive(_ response: Response, duration: TimeInterval, context: RequestContext) { requests.append(response.request) }
+    func validationDidFail(_ response: Response, error: any Error, context: RequestContext) { requests.append(response.request) }
+    func requestDidFinish(
+        _ request: URLRequest, result: Result<Response, any Error>, attempts: Int, duration: TimeInterval, context: RequestContext
+    ) {
+        requests.append(request)
+        if case .success(let response) = result { requests.append(response.request) }
+    }
+}
