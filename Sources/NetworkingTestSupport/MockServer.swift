@@ -9,7 +9,8 @@ import Networking
 ///
 /// Each server is independent, so tests running in parallel (Swift Testing's default) never see each
 /// other's stubs. Requests reach a server through ``MockURLProtocol``, which routes them by a header
-/// that the server's providers add as their last adapter step (it is removed from what is recorded).
+/// that the server's providers add as their last adapter step: it is removed from what is recorded, and
+/// no monitor, logger, retrier or `Response.request` shows it.
 ///
 /// ```swift
 /// let server = MockServer()

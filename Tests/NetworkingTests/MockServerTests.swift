@@ -31,14 +31,10 @@ struct MockServerTests {
     @Test func aResponseDelayedForeverWaitsUntilTheCallIsCancelled() async throws {
         // GIVEN a stub that never answers (a delay of .infinity)
         let server = MockServer()
-        let received = Signal()
-        server.stub(.get, "/v1/users/1") { _ in
-            received.fire()
-            return MockResponse.status(200).delayed(by: .infinity)
-        }
+        server.stub(.get, "/v1/users/1", MockResponse.status(200).delayed(by: .infinity))
         let provider = server.makeProvider()
         let call = Task { try await provider.response(TestEndpoint()) }
-        await received.wait()
+        _ = try await server.nextRequest(matching: .get, "/v1/users/1")
         // WHEN the calling task is cancelled
         let cancelled = Date()
         call.cancel()

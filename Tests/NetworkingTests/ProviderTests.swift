@@ -227,15 +227,11 @@ struct ProviderTests {
     @Test func cancellingTheCallerStopsTheTaskAndNeverRetries() async throws {
         // GIVEN a server that answers only after a minute, and a retrier that would always retry
         let server = MockServer()
-        let received = Signal()
-        server.stub(.get, "/v1/users/1") { _ in
-            received.fire()
-            return MockResponse.status(200).delayed(by: 60)
-        }
+        server.stub(.get, "/v1/users/1", MockResponse.status(200).delayed(by: 60))
         let log = Recorder<String>()
         let provider = server.makeProvider(interceptor: FixedRetrier(result: .retry, log: log))
         let call = Task { try await provider.response(endpoint) }
-        await received.wait()
+        _ = try await server.nextRequest(matching: .get, "/v1/users/1")
         // WHEN the calling task is cancelled mid-request
         call.cancel()
         // THEN it ends with a cancellation error, the protocol was stopped, and nothing was retried
