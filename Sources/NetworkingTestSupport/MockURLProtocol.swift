@@ -104,7 +104,7 @@ public final class MockURLProtocol: URLProtocol {
 
 /// One load of a ``MockURLProtocol``: runs the stub's handler in a task and reports to the
 /// protocol's client exactly once, unless `stopLoading` came first.
-private final class Load: @unchecked Sendable {
+private final class Load: WatchedAttempt, @unchecked Sendable {
     // @unchecked: every property is guarded by `lock`. `owner` owns this load; it is only used to reach
     // its client before the load has finished or been stopped, while URLSession still holds it.
     private weak var owner: MockURLProtocol?
@@ -117,8 +117,9 @@ private final class Load: @unchecked Sendable {
     /// Seconds without a byte after which the load fails with `timedOut` (URLSession's request
     /// timeout is an idle timeout); no timer when it is not in (0, a day].
     private var idleTimeout: TimeInterval = 0
-    /// Fires when ``idleTimeout`` passes without a byte; replaced each time bytes are reported.
-    private var idleTimer: DispatchWorkItem?
+    /// Times out every load whose ``idleTimeout`` passed without a byte, with one timer for all of them
+    /// (a timer per request would cost every test and benchmark that uses the mock).
+    private static let idleWatch = AttemptWatch()
 
     func start(_ recorded: RecordedRequest, on server: MockServer?, owner: MockURLProtocol, idleTimeout: TimeInterval) {
         let reporter = ClientThread.current(for: owner.task)
@@ -180,28 +181,24 @@ private final class Load: @unchecked Sendable {
         owner = nil
         let work = self.work
         let server = self.server
-        idleTimer?.cancel()
-        idleTimer = nil
         lock.unlock()
+        Self.idleWatch.unwatch(self)
         work?.cancel()
         if !wasFinished { server?.noteInterrupted() }
     }
 
-    /// (Re)starts the idle timer: the load started, or bytes were just reported.
+    /// (Re)starts the idle timer: the load started, or bytes were just reported. The watch checks
+    /// ten times a second, so the timeout fires at most about 0.1 s late.
     private func restartIdleTimer() {
         lock.lock()
         defer { lock.unlock() }
-        idleTimer?.cancel()
-        idleTimer = nil
         guard !finished, idleTimeout > 0 else { return }
-        let timer = DispatchWorkItem { [weak self] in self?.timeOut() }
-        idleTimer = timer
-        DispatchQueue.global().asyncAfter(deadline: .now() + idleTimeout, execute: timer)
+        Self.idleWatch.watch(self, until: .now() + idleTimeout)
     }
 
     /// The idle timeout passed: fails the load with `timedOut`, as URLSession would, and stops the
     /// stub's work. The server counts the request as interrupted (the client gave up on it).
-    private func timeOut() {
+    func expire() {
         lock.lock()
         let (work, server) = (self.work, self.server)
         lock.unlock()
@@ -264,12 +261,9 @@ private final class Load: @unchecked Sendable {
                 lock.unlock()
                 return
             }
-            if finishing {
-                finished = true
-                idleTimer?.cancel()
-                idleTimer = nil
-            }
+            if finishing { finished = true }
             lock.unlock()
+            if finishing { Self.idleWatch.unwatch(self) }
             if let client = owner.client { body(client, owner) }
         }
         lock.lock()

@@ -12,7 +12,8 @@ import Foundation
 /// overhead over raw URLSession); here an attempt costs a lock and a dictionary insert and removal. The
 /// timer ticks every ``tick`` while attempts are watched, so a deadline is enforced at most that late,
 /// and stops after ``idleTicksBeforeStopping`` ticks with nothing to watch (no wake-ups for an idle app).
-final class AttemptWatch: @unchecked Sendable {
+/// `package`: the test kit's mock times out its loads with one too.
+package final class AttemptWatch: @unchecked Sendable {
     // @unchecked: `watched`, `timer` and `idleTicks` are guarded by `lock`.
 
     /// How often the watched attempts are checked: 0.1 s.
@@ -21,7 +22,7 @@ final class AttemptWatch: @unchecked Sendable {
     static let idleTicksBeforeStopping = 10
 
     /// What the watch looks after: an attempt's task handle.
-    typealias Watched = AnyObject & Sendable & WatchedAttempt
+    package typealias Watched = AnyObject & Sendable & WatchedAttempt
 
     private struct Entry {
         let expiry: UInt64
@@ -33,13 +34,15 @@ final class AttemptWatch: @unchecked Sendable {
     private var timer: DispatchSourceTimer?
     private var idleTicks = 0
 
+    package init() {}
+
     deinit {
         timer?.cancel()
     }
 
     /// Calls `target.expire()` once `expiry` has passed, unless ``unwatch(_:)`` came first. Without an
     /// expiry (no deadline) there is nothing to watch.
-    func watch(_ target: any Watched, until expiry: DispatchTime?) {
+    package func watch(_ target: any Watched, until expiry: DispatchTime?) {
         guard let expiry else { return }
         lock.lock()
         defer { lock.unlock() }
@@ -49,7 +52,7 @@ final class AttemptWatch: @unchecked Sendable {
     }
 
     /// Stops watching `target` (its attempt ended).
-    func unwatch(_ target: any Watched) {
+    package func unwatch(_ target: any Watched) {
         lock.lock()
         defer { lock.unlock() }
         watched[ObjectIdentifier(target)] = nil
@@ -83,7 +86,7 @@ final class AttemptWatch: @unchecked Sendable {
 }
 
 /// What ``AttemptWatch`` looks after.
-protocol WatchedAttempt {
+package protocol WatchedAttempt {
     /// The deadline passed: stop the work.
     func expire()
 }
