@@ -54,48 +54,20 @@ public final class MockURLProtocol: URLProtocol {
     }
 
     public override func startLoading() {
-        load.start(
-            RecordedRequest(request, task: task), on: Self.server(for: request), owner: self,
-            idleTimeout: Self.idleTimeout(of: request, in: task))
+        load.start(RecordedRequest(request, task: task), on: Self.server(for: request), owner: self, requestTimeout: request.timeoutInterval)
     }
 
-    /// The timeout URLSession would apply to `request`: its own `timeoutInterval`, or, when that is
-    /// the default (60 s, what a request has when nothing set it), the session configuration's
-    /// `timeoutIntervalForRequest`, as swift-corelibs-foundation decides. On Apple platforms the
-    /// request's own, which the URL loading system has already merged with the configuration's.
-    static func idleTimeout(of request: URLRequest, in task: URLSessionTask?) -> TimeInterval {
-        #if canImport(FoundationNetworking)
-            if request.timeoutInterval == defaultRequestTimeout, let task, let session = session(of: task) {
-                return session.configuration.timeoutIntervalForRequest
-            }
-        #endif
-        return request.timeoutInterval
+    /// The timeout URLSession applies to a request whose `timeoutInterval` is `requested`: that, or,
+    /// when it is the default (60 s, what a request has when nothing set it), the `session`
+    /// configuration's `timeoutIntervalForRequest`, as swift-corelibs-foundation decides. Without the
+    /// session (on Apple platforms the mock cannot reach it), the request's own.
+    static func idleTimeout(requested: TimeInterval, session: URLSession?) -> TimeInterval {
+        guard requested == defaultRequestTimeout, let session else { return requested }
+        return session.configuration.timeoutIntervalForRequest
     }
 
     /// What `URLRequest.timeoutInterval` is when nothing set it.
     static let defaultRequestTimeout: TimeInterval = 60
-
-    #if canImport(FoundationNetworking)
-        /// The session `task` belongs to, found by reflection (swift-corelibs-foundation keeps it
-        /// internal); `nil` when this toolchain hides it, and then the request's own timeout applies.
-        private static func session(of task: URLSessionTask) -> URLSession? {
-            var mirror: Mirror? = Mirror(reflecting: task)
-            while let current = mirror {
-                if let child = current.children.first(where: { $0.label == "session" }) {
-                    return unwrap(child.value) as? URLSession
-                }
-                mirror = current.superclassMirror
-            }
-            return nil
-        }
-
-        /// `value`, or what it wraps when it is an `Optional` (possibly implicitly unwrapped).
-        private static func unwrap(_ value: Any) -> Any? {
-            let mirror = Mirror(reflecting: value)
-            guard mirror.displayStyle == .optional else { return value }
-            return mirror.children.first.map { unwrap($0.value) } ?? nil
-        }
-    #endif
 
     public override func stopLoading() {
         load.stop()
@@ -121,8 +93,9 @@ private final class Load: WatchedAttempt, @unchecked Sendable {
     /// (a timer per request would cost every test and benchmark that uses the mock).
     private static let idleWatch = AttemptWatch()
 
-    func start(_ recorded: RecordedRequest, on server: MockServer?, owner: MockURLProtocol, idleTimeout: TimeInterval) {
+    func start(_ recorded: RecordedRequest, on server: MockServer?, owner: MockURLProtocol, requestTimeout: TimeInterval) {
         let reporter = ClientThread.current(for: owner.task)
+        let idleTimeout = MockURLProtocol.idleTimeout(requested: requestTimeout, session: reporter?.session)
         lock.lock()
         self.owner = owner
         self.server = server
@@ -287,18 +260,21 @@ struct ClientThread: @unchecked Sendable {
     // which may be called from any thread.
     #if canImport(FoundationNetworking)
         let queue: DispatchQueue
+        /// The session `task` belongs to, for its request timeout; `nil` if this toolchain hides it.
+        let session: URLSession?
 
         /// The calling thread's reporter, for `task` (call from `startLoading`).
         static func current(for task: URLSessionTask?) -> ClientThread? {
             guard let task else { return nil }
-            guard let queue = workQueue(of: task) else {
+            let (queue, session) = internals(of: task)
+            guard let queue else {
                 fatalError(
                     "MockURLProtocol: swift-corelibs-foundation's URLSessionTask has no `workQueue` any more, so the mock "
                         + "cannot call URLSession back safely. This toolchain changed its internals: update "
                         + "ClientThread.workQueue(of:) in NetworkingTestSupport."
                 )
             }
-            return ClientThread(queue: queue)
+            return ClientThread(queue: queue, session: session)
         }
 
         func run(_ body: @escaping @Sendable () -> Void) {
@@ -307,17 +283,34 @@ struct ClientThread: @unchecked Sendable {
 
         /// `task`'s private work queue, found by reflection; `nil` when this toolchain has none.
         static func workQueue(of task: URLSessionTask) -> DispatchQueue? {
+            internals(of: task).workQueue
+        }
+
+        /// `task`'s private work queue and session, found by reflection in one walk (it runs for every
+        /// request); each `nil` when this toolchain has none.
+        static func internals(of task: URLSessionTask) -> (workQueue: DispatchQueue?, session: URLSession?) {
+            var (queue, session): (DispatchQueue?, URLSession?) = (nil, nil)
             var mirror: Mirror? = Mirror(reflecting: task)
-            while let current = mirror {
-                if let queue = current.children.first(where: { $0.label == "workQueue" })?.value as? DispatchQueue {
-                    return queue
+            while let current = mirror, queue == nil || session == nil {
+                for child in current.children {
+                    if child.label == "workQueue" { queue = child.value as? DispatchQueue }
+                    if child.label == "session" { session = unwrapped(child.value) as? URLSession }
                 }
                 mirror = current.superclassMirror
             }
-            return nil
+            return (queue, session)
+        }
+
+        /// `value`, or what it wraps when it is an `Optional` (implicitly unwrapped or not).
+        private static func unwrapped(_ value: Any) -> Any? {
+            let mirror = Mirror(reflecting: value)
+            guard mirror.displayStyle == .optional else { return value }
+            return mirror.children.first.flatMap { unwrapped($0.value) }
         }
     #else
         let runLoop: RunLoop
+        /// The session is out of the mock's reach here: a request's own timeout applies.
+        var session: URLSession? { nil }
 
         /// The calling thread's reporter (call from `startLoading`).
         static func current(for task: URLSessionTask?) -> ClientThread? {
