@@ -62,7 +62,8 @@ struct DecodingTests {
         server.stub(.post, "/v1/users/1", .json(raw: #"{"ok":true}"#))
         let provider = server.makeProvider()
         // WHEN it is decoded as Empty, and Empty is encoded
-        let nothing = try await provider.request(DecodingEndpoint(method: .post), as: Empty.self)
+        // (spelled as a file that also imports Combine, whose `Empty` is a publisher, would spell it)
+        let nothing = try await provider.request(DecodingEndpoint(method: .post), as: Networking.Empty.self)
         let encoded = try JSONEncoder().encode(Empty())
         // THEN decoding succeeds, and Empty is {}
         #expect(nothing == Empty())
