@@ -107,7 +107,8 @@ struct AtKeyPath<Value: Decodable>: Decodable, KeyPathDecodable {
                 DecodingError.Context(codingPath: [], debugDescription: "No key path is set in this task."))
         }
         guard let last = path.keys.last else {
-            value = try Value(from: decoder)
+            // Through a container, not `Value(from:)`: the decoder's date and data strategies apply.
+            value = try decoder.singleValueContainer().decode(Value.self)
             return
         }
         var container = try decoder.container(keyedBy: AnyKey.self)
