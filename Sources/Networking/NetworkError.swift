@@ -40,7 +40,10 @@ public enum NetworkError: Error, Sendable {
     /// cookies and headers that go to its origin) unencrypted; it was not followed. Allow it with the
     /// provider's `allowsInsecureRedirects`. Carries the redirect's status code.
     case insecureRedirect(statusCode: Int)
-    /// The response body could not be decoded as `type`.
+    /// The response body could not be decoded as `type`: it is not a `type` (the description names the
+    /// coding path, never a value), or the response has no body and `type` is not ``Empty``, an
+    /// `Optional` or another ``EmptyBodyDecodable``. At a key path, `type` says which
+    /// (`User at key path "data.user"`).
     case decodingFailed(type: String, error: DecodingError)
     /// The calling task was cancelled; the request was stopped and not retried.
     case cancelled
@@ -130,7 +133,11 @@ extension NetworkError: CustomStringConvertible, LocalizedError {
         case let .typeMismatch(type, context): return "type mismatch for \(type) \(path(context))"
         case let .valueNotFound(type, context): return "missing value of \(type) \(path(context))"
         case let .keyNotFound(key, context): return "missing key \"\(key.stringValue)\" \(path(context))"
-        case let .dataCorrupted(context): return "data corrupted \(path(context))"
+        case let .dataCorrupted(context):
+            if let empty = context.underlyingError as? EmptyResponseBody {
+                return "\(empty), which decodes only as Empty, an Optional or an EmptyBodyDecodable"
+            }
+            return "data corrupted \(path(context))"
         @unknown default: return "unknown decoding error"
         }
     }

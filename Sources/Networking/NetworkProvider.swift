@@ -135,7 +135,7 @@ public final class NetworkProvider: NetworkProviding {
         as type: T.Type,
         interceptor: (any RequestInterceptor)? = nil
     ) async throws -> T {
-        try decode(try await response(endpoint, interceptor: interceptor), as: type)
+        try decode(try await response(endpoint, interceptor: interceptor), as: type, decoder: endpoint.decoder)
     }
 
     public func response(
@@ -158,13 +158,31 @@ public final class NetworkProvider: NetworkProviding {
         await events.drain()
     }
 
-    /// The response body decoded as `type` with the provider's decoder.
-    func decode<T: Decodable>(_ response: Response, as type: T.Type) throws -> T {
-        do {
-            return try decoder.decode(T.self, from: response.data)
-        } catch let error as DecodingError {
-            throw NetworkError.decodingFailed(type: String(describing: T.self), error: error)
+    /// The response body decoded as `type` with `decoder` (an endpoint's), or else the provider's.
+    ///
+    /// A response with no body (see `Response.hasNoBody`) decodes as the type's
+    /// ``EmptyBodyDecodable/emptyBodyValue`` (``Empty``, `nil` for an `Optional`), or fails saying so.
+    func decode<T: Decodable>(_ response: Response, as type: T.Type, decoder: JSONDecoder?) throws -> T {
+        if response.hasNoBody {
+            if let value = (T.self as? any EmptyBodyDecodable.Type)?.emptyBodyValue as? T {
+                return value
+            }
+            let context = DecodingError.Context(
+                codingPath: [],
+                debugDescription: "The response body was empty.",
+                underlyingError: EmptyResponseBody(statusCode: response.statusCode))
+            throw NetworkError.decodingFailed(type: Self.typeName(of: T.self), error: .dataCorrupted(context))
         }
+        do {
+            return try (decoder ?? self.decoder).decode(T.self, from: response.data)
+        } catch let error as DecodingError {
+            throw NetworkError.decodingFailed(type: Self.typeName(of: T.self), error: error)
+        }
+    }
+
+    /// The name a decoding error gives `type`: what the caller asked for, also at a key path.
+    private static func typeName<T>(of type: T.Type) -> String {
+        (type as? any KeyPathDecodable.Type)?.decodedTypeName ?? String(describing: type)
     }
 
     /// Sends one call; `refreshing` names the ``AuthInterceptor`` whose token refresh this call is.

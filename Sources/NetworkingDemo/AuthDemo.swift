@@ -67,6 +67,7 @@ enum AuthDemo {
         let results = await storm(1_000, provider: provider, api: api)
         let succeeded = results.filter { $0 }.count
         print("jwt-storm: requests=\(results.count) succeeded=\(succeeded) 401s=\(api.expiredResponseCount) refreshes=\(api.refreshCount)")
+        print()
     }
 
     /// Fires `count` requests at once; each result says whether it ended as expected.

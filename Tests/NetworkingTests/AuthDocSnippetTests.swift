@@ -87,9 +87,10 @@ final class SessionObserver {
 
     func observe(_ auth: AuthInterceptor) -> Task<Void, Never> {
         let events = auth.events()
-        return Task { @MainActor in
+        return Task { @MainActor [weak self] in
             for await event in events {
-                if case .sessionExpired = event { isSignInRequired = true }
+                guard let self else { return }   // the observer is gone: stop listening
+                if case .sessionExpired = event { self.isSignInRequired = true }
             }
         }
     }
@@ -207,6 +208,33 @@ struct AuthDocSnippetTests {
         while !observer.isSignInRequired { await Task.yield() }
         observation.cancel()
         #expect(observer.isSignInRequired)
+    }
+
+    @MainActor
+    @Test func sessionObserverDoesNotKeepItselfAlive() async throws {
+        // GIVEN an observer listening to an interceptor that outlives it
+        let api = MockAuthServer()
+        api.setRefreshAnswer(.reject)
+        let (provider, auth) = api.makeAuthenticatedProvider()
+        var observer: SessionObserver? = SessionObserver()
+        weak var watched: SessionObserver?
+        watched = observer
+        let observation = observer?.observe(auth)
+        // WHEN the app lets go of the observer
+        observer = nil
+        // THEN it is released although its task still listens
+        #expect(watched == nil)
+        // AND the task ends at the next event (a strong capture would keep it listening: bounded wait)
+        await #expect(throws: NetworkError.self) { try await provider.response(api.resource("/me")) }
+        let ended = await withTaskGroup(of: Bool.self) { group in
+            group.addTask { await observation?.value; return true }
+            group.addTask { try? await Task.sleep(nanoseconds: 5_000_000_000); return false }
+            let first = await group.next() ?? false
+            observation?.cancel()
+            group.cancelAll()
+            return first
+        }
+        #expect(ended)
     }
 
     @Test func wiringBuildsProviders() async throws {

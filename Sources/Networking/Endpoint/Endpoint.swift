@@ -72,6 +72,29 @@ public protocol Endpoint: Sendable {
     /// (``NetworkProvider/redirectBehavior``, ``RedirectBehavior/follow`` unless the provider was given
     /// another). Default: `nil`.
     var redirectBehavior: RedirectBehavior? { get }
+    /// The decoder that ``NetworkProviding/request(_:as:interceptor:)`` (and the key-path variants)
+    /// decode this endpoint's body with, or `nil` for the provider's (the `decoder:` it was created
+    /// with). Default: `nil`.
+    ///
+    /// One endpoint with ISO-8601 dates needs no second provider:
+    ///
+    /// ```swift
+    /// struct Events: Endpoint {
+    ///     var baseURL: URL { URL(string: "https://api.example.com/v1/")! }
+    ///     var path: String { "/events" }
+    ///     var decoder: JSONDecoder? { Self.iso8601 }
+    ///
+    ///     private static let iso8601: JSONDecoder = {
+    ///         let decoder = JSONDecoder()
+    ///         decoder.dateDecodingStrategy = .iso8601
+    ///         return decoder
+    ///     }()
+    /// }
+    /// ```
+    ///
+    /// The decoder is used as it is, not copied: configure it once and do not change it while calls
+    /// use it.
+    var decoder: JSONDecoder? { get }
 }
 
 extension Endpoint {
@@ -86,6 +109,7 @@ extension Endpoint {
     public var acceptableStatusCodes: Set<Int> { StatusCodes.success }
     public var requiresAuthentication: Bool { true }
     public var redirectBehavior: RedirectBehavior? { nil }
+    public var decoder: JSONDecoder? { nil }
 }
 
 /// The default acceptable status codes, built once rather than on every request.

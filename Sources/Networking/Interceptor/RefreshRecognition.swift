@@ -97,7 +97,8 @@ struct RefreshSender: NetworkProviding {
 
     func request<T: Decodable>(_ endpoint: some Endpoint, as type: T.Type, interceptor: (any RequestInterceptor)?) async throws -> T {
         let provider = try resolvedProvider()
-        return try provider.decode(try await provider.response(endpoint, interceptor: interceptor, refreshing: interceptorID), as: type)
+        return try provider.decode(
+            try await provider.response(endpoint, interceptor: interceptor, refreshing: interceptorID), as: type, decoder: endpoint.decoder)
     }
 
     func response(_ endpoint: some Endpoint, interceptor: (any RequestInterceptor)?) async throws -> Response {
