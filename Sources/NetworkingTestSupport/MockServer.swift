@@ -45,7 +45,7 @@ public final class MockServer: @unchecked Sendable {
     /// The index in `received` of the oldest request still kept.
     private var firstKept = 0
     private var interrupted = 0
-    private var interruptionWaiters: [(count: Int, waiter: InterruptionWaiter)] = []
+    private var interruptionWaiters: [(count: Int, waiter: OneShotWait<Bool, Never>)] = []
 
     /// The most requests kept in ``requests``; older ones are dropped first (a soak test with millions
     /// of requests keeps bounded memory). About 600 bytes each, plus the bodies.
@@ -138,22 +138,22 @@ public final class MockServer: @unchecked Sendable {
     /// #expect(await server.waitForInterruptions(1))
     /// ```
     public func waitForInterruptions(_ count: Int = 1, timeout: TimeInterval = 10) async -> Bool {
-        let waiter = InterruptionWaiter()
+        let waiter = OneShotWait<Bool, Never>()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 waiter.set(continuation)
                 lock.lock()
                 if interrupted >= count {
                     lock.unlock()
-                    waiter.resume(true)
+                    waiter.resolve(.success(true))
                     return
                 }
                 interruptionWaiters.append((count, waiter))
                 lock.unlock()
-                DispatchQueue.global().asyncAfter(deadline: .now() + max(timeout, 0)) { waiter.resume(false) }
+                waiter.resolve(after: timeout, with: .success(false))
             }
         } onCancel: {
-            waiter.resume(false)
+            waiter.resolve(.success(false))
         }
     }
 
@@ -180,24 +180,21 @@ public final class MockServer: @unchecked Sendable {
         let waiter = RequestWaiter(method: method?.rawValue, path: path)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<RecordedRequest, any Error>) in
-                waiter.set(continuation)
+                waiter.wait.set(continuation)
                 lock.lock()
                 if let index = received.indices.dropFirst(firstKept).first(where: { !handedOut[$0] && waiter.matches(received[$0]) }) {
                     handedOut[index] = true
                     let request = received[index]
                     lock.unlock()
-                    _ = waiter.resolve(.success(request))
+                    waiter.wait.resolve(.success(request))
                     return
                 }
                 requestWaiters.append(waiter)
                 lock.unlock()
-                let seconds = timeout > 0 ? min(timeout, 86_400 * 365) : 0   // also NaN
-                DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
-                    _ = waiter.resolve(.failure(WaitTimedOut(method: method?.rawValue, path: path, timeout: timeout)))
-                }
+                waiter.wait.resolve(after: timeout, with: .failure(WaitTimedOut(method: method?.rawValue, path: path, timeout: timeout)))
             }
         } onCancel: {
-            _ = waiter.resolve(.failure(CancellationError()))
+            waiter.wait.resolve(.failure(CancellationError()))
         }
     }
 
@@ -276,8 +273,8 @@ public final class MockServer: @unchecked Sendable {
         received.append(request)
         handedOut.append(false)
         if !requestWaiters.isEmpty {
-            requestWaiters.removeAll { $0.isResolved }   // timed out or cancelled
-            if let index = requestWaiters.firstIndex(where: { $0.matches(request) && $0.resolve(.success(request)) }) {
+            requestWaiters.removeAll { $0.wait.isResolved }   // timed out or cancelled
+            if let index = requestWaiters.firstIndex(where: { $0.matches(request) && $0.wait.resolve(.success(request)) }) {
                 requestWaiters.remove(at: index)
                 handedOut[handedOut.count - 1] = true
             }
@@ -309,51 +306,16 @@ public final class MockServer: @unchecked Sendable {
         let ready = interruptionWaiters.filter { $0.count <= count }.map(\.waiter)
         interruptionWaiters.removeAll { $0.count <= count }
         lock.unlock()
-        for waiter in ready { waiter.resume(true) }
+        for waiter in ready { waiter.resolve(.success(true)) }
     }
 }
 
-/// One ``MockServer/waitForInterruptions(_:timeout:)`` call: resumed once, by whichever comes first.
-private final class InterruptionWaiter: @unchecked Sendable {
-    // @unchecked: `continuation` and `result` are guarded by `lock`.
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<Bool, Never>?
-    private var result: Bool?
-
-    func set(_ continuation: CheckedContinuation<Bool, Never>) {
-        lock.lock()
-        if let result {
-            lock.unlock()
-            continuation.resume(returning: result)   // cancelled before it began waiting
-            return
-        }
-        self.continuation = continuation
-        lock.unlock()
-    }
-
-    func resume(_ value: Bool) {
-        lock.lock()
-        guard result == nil else {
-            lock.unlock()
-            return
-        }
-        result = value
-        let continuation = self.continuation
-        self.continuation = nil
-        lock.unlock()
-        continuation?.resume(returning: value)
-    }
-}
-
-/// One ``MockServer/nextRequest(matching:_:timeout:)`` call: resolved once, by a request, its timeout
-/// or its cancellation, whichever comes first.
-private final class RequestWaiter: @unchecked Sendable {
-    // @unchecked: `continuation` and `result` are guarded by `lock`; `method` and `path` are constants.
+/// One ``MockServer/nextRequest(matching:_:timeout:)`` call: what it waits for, and its wait, resolved
+/// once by a request, its timeout or its cancellation.
+private final class RequestWaiter: Sendable {
     let method: String?
     let path: String?
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<RecordedRequest, any Error>?
-    private var result: Result<RecordedRequest, any Error>?
+    let wait = OneShotWait<RecordedRequest, any Error>()
 
     init(method: String?, path: String?) {
         self.method = method
@@ -362,38 +324,6 @@ private final class RequestWaiter: @unchecked Sendable {
 
     func matches(_ request: RecordedRequest) -> Bool {
         (method == nil || method == request.method) && (path == nil || path == request.path)
-    }
-
-    var isResolved: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return result != nil
-    }
-
-    func set(_ continuation: CheckedContinuation<RecordedRequest, any Error>) {
-        lock.lock()
-        if let result {
-            lock.unlock()
-            continuation.resume(with: result)   // cancelled before it began waiting
-            return
-        }
-        self.continuation = continuation
-        lock.unlock()
-    }
-
-    /// Resolves the wait with `result` unless it was resolved already; returns whether it did.
-    func resolve(_ result: Result<RecordedRequest, any Error>) -> Bool {
-        lock.lock()
-        guard self.result == nil else {
-            lock.unlock()
-            return false
-        }
-        self.result = result
-        let continuation = self.continuation
-        self.continuation = nil
-        lock.unlock()
-        continuation?.resume(with: result)
-        return true
     }
 }
 
