@@ -41,7 +41,7 @@ public enum NetworkError: Error, Sendable {
     /// provider's `allowsInsecureRedirects`. Carries the redirect's status code.
     case insecureRedirect(statusCode: Int)
     /// The response body could not be decoded as `type`: it is not a `type` (the description names the
-    /// coding path, never a value), or the response has no body and `type` is not ``Empty``, an
+    /// coding path, never a value), or the response has no body and `type` is not ``EmptyResponse``, an
     /// `Optional` or another ``EmptyBodyDecodable``. At a key path, `type` says which
     /// (`User at key path "data.user"`).
     case decodingFailed(type: String, error: DecodingError)
@@ -135,7 +135,7 @@ extension NetworkError: CustomStringConvertible, LocalizedError {
         case let .keyNotFound(key, context): return "missing key \"\(key.stringValue)\" \(path(context))"
         case let .dataCorrupted(context):
             if let empty = context.underlyingError as? EmptyResponseBody {
-                return "\(empty), which decodes only as Empty, an Optional or an EmptyBodyDecodable"
+                return "\(empty), which decodes only as EmptyResponse, an Optional or an EmptyBodyDecodable"
             }
             return "data corrupted \(path(context))"
         @unknown default: return "unknown decoding error"

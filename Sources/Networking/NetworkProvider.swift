@@ -161,7 +161,7 @@ public final class NetworkProvider: NetworkProviding {
     /// The response body decoded as `type` with `decoder` (an endpoint's), or else the provider's.
     ///
     /// A response with no body (see `Response.hasNoBody`) decodes as the type's
-    /// ``EmptyBodyDecodable/emptyBodyValue`` (``Empty``, `nil` for an `Optional`), or fails saying so.
+    /// ``EmptyBodyDecodable/emptyBodyValue`` (``EmptyResponse``, `nil` for an `Optional`), or fails saying so.
     func decode<T: Decodable>(_ response: Response, as type: T.Type, decoder: JSONDecoder?) throws -> T {
         if response.hasNoBody {
             if let value = (T.self as? any EmptyBodyDecodable.Type)?.emptyBodyValue as? T {

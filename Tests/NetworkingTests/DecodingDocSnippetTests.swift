@@ -52,10 +52,10 @@ struct DecodingDocSnippetTests {
         server.stub(.post, "/v1/users/3/archive", .status(204))
         let provider = server.makeProvider()
         // WHEN the snippet runs
-        let archived = try await provider.request(ArchiveUser(id: 3), as: Empty.self)   // a 204: Empty()
+        let archived = try await provider.request(ArchiveUser(id: 3), as: EmptyResponse.self)   // a 204: EmptyResponse()
         let user = try await provider.request(ArchiveUser(id: 3), as: User?.self)       // a 204: nil; a body: the user
         // THEN it says what the page says
-        #expect(archived == Empty())
+        #expect(archived == EmptyResponse())
         #expect(user == nil)
     }
 

@@ -37,10 +37,10 @@ struct DecodingTests {
         let server = MockServer()
         server.stub(.delete, "/v1/users/1", answer)
         let provider = server.makeProvider()
-        // WHEN the body is decoded as Empty
-        let nothing = try await provider.request(DecodingEndpoint(method: .delete), as: Empty.self)
+        // WHEN the body is decoded as EmptyResponse
+        let nothing = try await provider.request(DecodingEndpoint(method: .delete), as: EmptyResponse.self)
         // THEN it is the empty value
-        #expect(nothing == Empty())
+        #expect(nothing == EmptyResponse())
     }
 
     @Test func aHEADRequestDecodesAsEmptyOrNilWhateverItsHeadersSay() async throws {
@@ -48,11 +48,11 @@ struct DecodingTests {
         let server = MockServer()
         server.stub(.head, "/v1/users/1", .status(200, headers: ["Content-Length": "27"]))
         let provider = server.makeProvider()
-        // WHEN the answer is decoded as Empty and as an optional
-        let nothing = try await provider.request(DecodingEndpoint(method: .head), as: Empty.self)
+        // WHEN the answer is decoded as EmptyResponse and as an optional
+        let nothing = try await provider.request(DecodingEndpoint(method: .head), as: EmptyResponse.self)
         let user = try await provider.request(DecodingEndpoint(method: .head), as: User?.self)
         // THEN they are the empty value and nil
-        #expect(nothing == Empty())
+        #expect(nothing == EmptyResponse())
         #expect(user == nil)
     }
 
@@ -61,12 +61,11 @@ struct DecodingTests {
         let server = MockServer()
         server.stub(.post, "/v1/users/1", .json(raw: #"{"ok":true}"#))
         let provider = server.makeProvider()
-        // WHEN it is decoded as Empty, and Empty is encoded
-        // (spelled as a file that also imports Combine, whose `Empty` is a publisher, would spell it)
-        let nothing = try await provider.request(DecodingEndpoint(method: .post), as: Networking.Empty.self)
-        let encoded = try JSONEncoder().encode(Empty())
-        // THEN decoding succeeds, and Empty is {}
-        #expect(nothing == Empty())
+        // WHEN it is decoded as EmptyResponse, and EmptyResponse is encoded
+        let nothing = try await provider.request(DecodingEndpoint(method: .post), as: EmptyResponse.self)
+        let encoded = try JSONEncoder().encode(EmptyResponse())
+        // THEN decoding succeeds, and EmptyResponse is {}
+        #expect(nothing == EmptyResponse())
         #expect(String(decoding: encoded, as: UTF8.self) == "{}")
     }
 

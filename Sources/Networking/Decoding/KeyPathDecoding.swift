@@ -24,7 +24,7 @@ extension NetworkProviding {
     ///   ``NetworkError/decodingFailed(type:error:)`` whose type names the key path and whose description
     ///   names the coding path, never a value. A `null` at the end of the path decodes as `nil` into an
     ///   `Optional` type; a missing key does not.
-    /// - A response with no body decodes as it does without a key path: ``Empty``, or `nil` for an
+    /// - A response with no body decodes as it does without a key path: ``EmptyResponse``, or `nil` for an
     ///   `Optional` type (see ``EmptyBodyDecodable``).
     /// - The key path reaches the decoding through a task-local value, so an implementation of
     ///   ``NetworkProviding`` of your own (a fake) supports it when it decodes

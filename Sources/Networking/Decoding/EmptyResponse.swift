@@ -4,23 +4,23 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// The value of a response whose body you do not need: decode as `Empty` for a `204 No Content`, a
+/// The value of a response whose body you do not need: decode as `EmptyResponse` for a `204 No Content`, a
 /// `HEAD` request or any other answer that has no body.
 ///
 /// A response with no body (status 204 or 205, a `HEAD` request, `Content-Length: 0`, or simply zero
-/// bytes) decodes as `Empty`, as `nil` for any `Optional` type, and as any other
+/// bytes) decodes as `EmptyResponse`, as `nil` for any `Optional` type, and as any other
 /// ``EmptyBodyDecodable`` type's ``EmptyBodyDecodable/emptyBodyValue``; every other type fails with
 /// ``NetworkError/decodingFailed(type:error:)`` saying the body was empty. A body that is not empty is
-/// decoded by the `JSONDecoder` as usual: any JSON value decodes as `Empty`, its content ignored.
+/// decoded by the `JSONDecoder` as usual: any JSON value decodes as `EmptyResponse`, its content ignored.
 ///
 /// ```swift
-/// let nothing = try await provider.request(UserAPI.delete(id: 3), as: Empty.self)
+/// let nothing = try await provider.request(UserAPI.delete(id: 3), as: EmptyResponse.self)
 /// let user = try await provider.request(UserAPI.user(id: 3), as: User?.self)   // nil for a 204
 /// ```
 ///
-/// Combine has a publisher named `Empty`: in a file that imports both, write `Networking.Empty`.
-/// It encodes as `{}`.
-public struct Empty: Codable, Hashable, Sendable {
+/// It encodes as `{}`. (It is not named `Empty`, so that it never clashes with Combine's `Empty`
+/// publisher in an app that imports both.)
+public struct EmptyResponse: Codable, Hashable, Sendable {
     /// The empty value.
     public init() {}
 
@@ -36,7 +36,7 @@ public struct Empty: Codable, Hashable, Sendable {
     private enum NoKeys: CodingKey {}
 }
 
-/// A type that a response with no body decodes to, as ``Empty`` and every `Optional` do.
+/// A type that a response with no body decodes to, as ``EmptyResponse`` and every `Optional` do.
 ///
 /// Conform a type of your own when an empty body means a value of it, such as an empty page:
 ///
@@ -50,9 +50,9 @@ public protocol EmptyBodyDecodable: Decodable {
     static var emptyBodyValue: Self { get }
 }
 
-extension Empty: EmptyBodyDecodable {
-    /// An ``Empty`` value.
-    public static var emptyBodyValue: Empty { Empty() }
+extension EmptyResponse: EmptyBodyDecodable {
+    /// An ``EmptyResponse`` value.
+    public static var emptyBodyValue: EmptyResponse { EmptyResponse() }
 }
 
 extension Optional: EmptyBodyDecodable where Wrapped: Decodable {
