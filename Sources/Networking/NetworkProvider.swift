@@ -138,6 +138,18 @@ public final class NetworkProvider: NetworkProviding {
         try decode(try await response(endpoint, interceptor: interceptor), as: type, decoder: endpoint.decoder)
     }
 
+    public func request<T: Decodable>(
+        _ endpoint: some Endpoint,
+        as type: T.Type,
+        atKeyPath keyPath: String,
+        interceptor: (any RequestInterceptor)?
+    ) async throws -> T {
+        let response = try await response(endpoint, interceptor: interceptor)
+        return try DecodingKeyPath.$current.withValue(DecodingKeyPath(keyPath)) {   // only while decoding, never while sending
+            try decode(response, as: AtKeyPath<T>.self, decoder: endpoint.decoder).value
+        }
+    }
+
     public func response(
         _ endpoint: some Endpoint,
         interceptor: (any RequestInterceptor)? = nil

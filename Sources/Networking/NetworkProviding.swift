@@ -39,6 +39,24 @@ public protocol NetworkProviding: Sendable {
         _ endpoint: some Endpoint,
         interceptor: (any RequestInterceptor)?
     ) async throws -> Response
+
+    /// Sends `endpoint` and decodes the value at `keyPath` in its JSON body as `type` (see
+    /// ``request(_:as:atKeyPath:)`` for the rules). It has a default implementation, built on
+    /// ``request(_:as:interceptor:)``; a fake of your own that serves key-path calls implements it (the
+    /// default asks the fake for a type of the package's own, which a fake returning stubbed values cannot
+    /// give, and which a decorator must not use as a cache key).
+    ///
+    /// - Parameters:
+    ///   - endpoint: the call.
+    ///   - type: what the value at `keyPath` decodes to.
+    ///   - keyPath: member names separated by dots, e.g. `"data.user"`.
+    ///   - interceptor: runs after the provider's own interceptor, for this call only.
+    func request<T: Decodable>(
+        _ endpoint: some Endpoint,
+        as type: T.Type,
+        atKeyPath keyPath: String,
+        interceptor: (any RequestInterceptor)?
+    ) async throws -> T
 }
 
 extension NetworkProviding {

@@ -183,10 +183,9 @@ public final class MockServer: @unchecked Sendable {
                 waiter.wait.set(continuation)
                 lock.lock()
                 if let index = received.indices.dropFirst(firstKept).first(where: { !handedOut[$0] && waiter.matches(received[$0]) }) {
-                    handedOut[index] = true
-                    let request = received[index]
+                    // Handed out only if this wait takes it (not when a cancellation resolved the wait first).
+                    if waiter.wait.resolve(.success(received[index])) { handedOut[index] = true }
                     lock.unlock()
-                    waiter.wait.resolve(.success(request))
                     return
                 }
                 requestWaiters.append(waiter)

@@ -251,6 +251,60 @@ struct DecodingTests {
         // THEN the fake needed nothing more than its one requirement
         #expect(user == User(id: 7, name: "Lee"))
     }
+
+    @Test func aFakeThatImplementsTheKeyPathRequirementServesKeyPathCallsWithItsOwnValues() async throws {
+        // GIVEN a fake that returns stubbed values, seen through the protocol as a repository sees it
+        let fake: any NetworkProviding = StubbedValuesProvider()
+        // WHEN a repository asks for a value at a key path
+        let user = try await fake.request(DecodingEndpoint(), as: User.self, atKeyPath: "data.user")
+        // THEN the fake's own implementation answered (no type of the package's own reached it)
+        #expect(user == User(id: 1, name: "stub for data.user"))
+    }
+
+    @Test(arguments: [" ", "\n", " \r\n\t "])
+    func aBodyOfOnlyWhiteSpaceCountsAsEmpty(_ body: String) async throws {
+        // GIVEN a 200 whose body is only a bare newline or spaces, as some servers send
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1", MockResponse(statusCode: 200, body: Data(body.utf8)))
+        let provider = server.makeProvider()
+        // WHEN it is decoded as an optional and as EmptyResponse
+        // THEN both succeed, as for zero bytes
+        #expect(try await provider.request(DecodingEndpoint(), as: User?.self) == nil)
+        #expect(try await provider.request(DecodingEndpoint(), as: EmptyResponse.self) == EmptyResponse())
+    }
+
+    @Test(arguments: ["data..user", ".data.user", "data.user.", "."])
+    func aKeyPathWithAnEmptyKeyFailsSayingSo(_ keyPath: String) async throws {
+        // GIVEN a body with the value at data.user
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1", .json(raw: #"{"data":{"user":{"id":7,"name":"Lee"}}}"#))
+        // WHEN it is asked for at a key path with an empty key
+        // THEN the error says the key path is invalid, not that a key "" is missing
+        do {
+            _ = try await server.makeProvider().request(DecodingEndpoint(), as: User.self, atKeyPath: keyPath)
+            Issue.record("decoded at \(keyPath)")
+        } catch let error as NetworkError {
+            #expect(error.description.contains("empty key"))
+        }
+    }
+}
+
+/// A fake as apps write one for repositories: stubbed values, no decoding at all.
+private struct StubbedValuesProvider: NetworkProviding {
+    func request<T: Decodable>(_ endpoint: some Endpoint, as type: T.Type, interceptor: (any RequestInterceptor)?) async throws -> T {
+        throw URLError(.unsupportedURL)   // a key-path call must not come here
+    }
+
+    func request<T: Decodable>(
+        _ endpoint: some Endpoint, as type: T.Type, atKeyPath keyPath: String, interceptor: (any RequestInterceptor)?
+    ) async throws -> T {
+        guard let user = User(id: 1, name: "stub for \(keyPath)") as? T else { throw URLError(.unsupportedURL) }
+        return user
+    }
+
+    func response(_ endpoint: some Endpoint, interceptor: (any RequestInterceptor)?) async throws -> Response {
+        throw URLError(.unsupportedURL)
+    }
 }
 
 /// A fake provider, as an app writes one: every call answers `body`, decoded with a plain decoder.

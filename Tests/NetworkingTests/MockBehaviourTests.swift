@@ -209,6 +209,22 @@ struct MockBehaviourTests {
         let refresh = try #require(api.mock.requests(.post, "/v1/auth/refresh").first)
         #expect(String(decoding: refresh.body, as: UTF8.self).contains("refresh-0"))
     }
+
+    @Test func aCancelledWaitDoesNotSwallowTheRequestItFound() async throws {
+        // GIVEN a request the server already received
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1", .status(204))
+        _ = try await server.makeProvider().response(TestEndpoint())
+        // WHEN a wait starts in a task that is already cancelled
+        let cancelled = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await server.nextRequest(matching: .get, "/v1/users/1")
+        }
+        _ = await cancelled.result
+        // THEN a later wait still gets that request (whatever the cancelled one returned)
+        let later = try await server.nextRequest(matching: .get, "/v1/users/1", timeout: 5)
+        #expect(later.path == "/v1/users/1")
+    }
 }
 
 /// A monitor that keeps every request it is shown, and each response's request.

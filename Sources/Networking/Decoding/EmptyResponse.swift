@@ -70,9 +70,10 @@ struct EmptyResponseBody: Error, CustomStringConvertible {
 }
 
 extension Response {
-    /// Whether the response has no body to decode: status 204 or 205, an answer to `HEAD`, or zero bytes
-    /// (which a `Content-Length: 0` means).
+    /// Whether the response has no body to decode: status 204 or 205, an answer to `HEAD`, zero bytes
+    /// (which a `Content-Length: 0` means), or only JSON white space (some servers send a bare newline).
     var hasNoBody: Bool {
-        data.isEmpty || statusCode == 204 || statusCode == 205 || request.httpMethod == HTTPMethod.head.rawValue
+        statusCode == 204 || statusCode == 205 || request.httpMethod == HTTPMethod.head.rawValue
+            || !data.contains { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }   // stops at the first other byte
     }
 }

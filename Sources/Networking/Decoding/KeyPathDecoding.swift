@@ -26,21 +26,31 @@ extension NetworkProviding {
     ///   `Optional` type; a missing key does not.
     /// - A response with no body decodes as it does without a key path: ``EmptyResponse``, or `nil` for an
     ///   `Optional` type (see ``EmptyBodyDecodable``).
-    /// - The key path reaches the decoding through a task-local value, so an implementation of
-    ///   ``NetworkProviding`` of your own (a fake) supports it when it decodes
-    ///   ``request(_:as:interceptor:)``'s type in the calling task, as a plain `JSONDecoder().decode`
-    ///   does.
+    /// - A fake of your own serves key-path calls by implementing
+    ///   ``NetworkProviding/request(_:as:atKeyPath:interceptor:)``; without it, the default decodes
+    ///   through the fake's ``NetworkProviding/request(_:as:interceptor:)`` in the calling task.
     ///
     /// - Parameters:
     ///   - endpoint: the call.
     ///   - type: what the value at `keyPath` decodes to.
     ///   - keyPath: the keys from the top of the body to the value, separated by dots: `"data.user"`.
-    ///   - interceptor: runs after the provider's own interceptor, for this call only.
+    ///     An empty key (`"data..user"`, a leading or trailing dot) fails with
+    ///     ``NetworkError/decodingFailed(type:error:)`` saying the key path is invalid.
+    public func request<T: Decodable>(
+        _ endpoint: some Endpoint,
+        as type: T.Type,
+        atKeyPath keyPath: String
+    ) async throws -> T {
+        try await request(endpoint, as: type, atKeyPath: keyPath, interceptor: nil)
+    }
+
+    /// The default implementation of the requirement: ``request(_:as:interceptor:)`` with a type of the
+    /// package's own that decodes the value at the key path, which reaches it through a task-local value.
     public func request<T: Decodable>(
         _ endpoint: some Endpoint,
         as type: T.Type,
         atKeyPath keyPath: String,
-        interceptor: (any RequestInterceptor)? = nil
+        interceptor: (any RequestInterceptor)?
     ) async throws -> T {
         try await DecodingKeyPath.$current.withValue(DecodingKeyPath(keyPath)) {
             try await request(endpoint, as: AtKeyPath<T>.self, interceptor: interceptor).value
@@ -106,6 +116,10 @@ struct AtKeyPath<Value: Decodable>: Decodable, KeyPathDecodable {
             throw DecodingError.dataCorrupted(
                 DecodingError.Context(codingPath: [], debugDescription: "No key path is set in this task."))
         }
+        guard !path.keys.contains("") else {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(codingPath: [], debugDescription: "The key path has an empty key (two dots, or a dot at an end)."))
+        }
         guard let last = path.keys.last else {
             // Through a container, not `Value(from:)`: the decoder's date and data strategies apply.
             value = try decoder.singleValueContainer().decode(Value.self)
@@ -119,7 +133,9 @@ struct AtKeyPath<Value: Decodable>: Decodable, KeyPathDecodable {
     }
 
     static var decodedTypeName: String {
-        "\(Value.self) at key path \"\(DecodingKeyPath.current?.text ?? "")\""
+        let path = DecodingKeyPath.current
+        let invalid = path?.keys.contains("") == true ? " (invalid: it has an empty key)" : ""
+        return "\(Value.self) at key path \"\(path?.text ?? "")\"\(invalid)"
     }
 }
 

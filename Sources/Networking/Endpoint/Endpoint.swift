@@ -93,7 +93,8 @@ public protocol Endpoint: Sendable {
     /// ```
     ///
     /// The decoder is used as it is, not copied: configure it once and do not change it while calls
-    /// use it.
+    /// use it. Declare it as `JSONDecoder?`, as above: a property of type `JSONDecoder` (no `?`) does not
+    /// satisfy this requirement, and Swift does not warn, so the provider's decoder would be used.
     var decoder: JSONDecoder? { get }
 }
 
