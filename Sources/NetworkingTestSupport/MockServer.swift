@@ -148,6 +148,7 @@ public final class MockServer: @unchecked Sendable {
                     waiter.resolve(.success(true))
                     return
                 }
+                interruptionWaiters.removeAll { $0.waiter.isResolved }   // timed out or cancelled earlier
                 interruptionWaiters.append((count, waiter))
                 lock.unlock()
                 waiter.resolve(after: timeout, with: .success(false))
@@ -188,6 +189,7 @@ public final class MockServer: @unchecked Sendable {
                     lock.unlock()
                     return
                 }
+                requestWaiters.removeAll { $0.wait.isResolved }   // timed out or cancelled earlier
                 requestWaiters.append(waiter)
                 lock.unlock()
                 waiter.wait.resolve(after: timeout, with: .failure(WaitTimedOut(method: method?.rawValue, path: path, timeout: timeout)))
