@@ -39,14 +39,10 @@ struct MockServerTests {
         let cancelled = Date()
         call.cancel()
         // THEN the call ends promptly with a cancellation error (no trap), and the load was stopped
-        await #expect {
-            try await call.value
-        } throws: { error in
-            guard case NetworkError.cancelled = error else { return false }
-            return true
-        }
+        await #expect(throws: NetworkError.cancelled) { try await call.value }
         #expect(Date().timeIntervalSince(cancelled) < 5)
-        try await waitUntil { server.interruptedCount == 1 }
+        #expect(await server.waitForInterruptions(1))
+        #expect(server.interruptedCount == 1)
     }
 
     @Test func aResponseDelayedForeverEndsAtTheEndpointsDeadline() async throws {
@@ -88,7 +84,8 @@ struct MockServerTests {
         reader.cancel()
         // THEN the reader ends (no trap), and the load was stopped
         _ = await reader.result
-        try await waitUntil { server.interruptedCount == 1 }
+        #expect(await server.waitForInterruptions(1))
+        #expect(server.interruptedCount == 1)
     }
 
     @Test(arguments: [TimeInterval.nan, -1, -TimeInterval.infinity])

@@ -235,12 +235,7 @@ struct ProviderTests {
         // WHEN the calling task is cancelled mid-request
         call.cancel()
         // THEN it ends with a cancellation error, the protocol was stopped, and nothing was retried
-        await #expect {
-            try await call.value
-        } throws: { error in
-            guard case NetworkError.cancelled = error else { return false }
-            return true
-        }
+        await #expect(throws: NetworkError.cancelled) { try await call.value }
         #expect(server.interruptedCount == 1)
         #expect(server.requests.count == 1)
         #expect(log.all.isEmpty)
@@ -262,12 +257,7 @@ struct ProviderTests {
         let call = Task { try await provider.response(endpoint) }
         await failed.wait()
         call.cancel()
-        await #expect {
-            try await call.value
-        } throws: { error in
-            guard case NetworkError.cancelled = error else { return false }
-            return true
-        }
+        await #expect(throws: NetworkError.cancelled) { try await call.value }
         #expect(server.requests.count == 1)
     }
 

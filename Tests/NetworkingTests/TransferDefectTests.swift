@@ -234,14 +234,20 @@ private final class SyncProbe: @unchecked Sendable {
 
 @Suite("Transfer defects: durable downloads and leftover temporary files")
 struct DurableDownloadTests {
-    @Test func aDownloadIsFlushedToDiskBeforeItReplacesTheDestination() async throws {
-        // GIVEN a downloaded temporary file and an existing destination
+    /// A scratch folder holding a downloaded temporary file ("new") and the destination it replaces ("old").
+    static func downloadedNewOverOld() throws -> (folder: URL, temporary: URL, destination: URL) {
         let folder = try makeScratchFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
         let temporary = folder.appendingPathComponent(".networking-\(UUID().uuidString).download")
         let destination = folder.appendingPathComponent("latest.pdf")
         try Data("new".utf8).write(to: temporary)
         try Data("old".utf8).write(to: destination)
+        return (folder, temporary, destination)
+    }
+
+    @Test func aDownloadIsFlushedToDiskBeforeItReplacesTheDestination() async throws {
+        // GIVEN a downloaded temporary file and an existing destination
+        let (folder, temporary, destination) = try Self.downloadedNewOverOld()
+        defer { try? FileManager.default.removeItem(at: folder) }
         let probe = SyncProbe()
         // WHEN the download is put in place
         _ = try await NetworkProvider.place(
@@ -257,12 +263,8 @@ struct DurableDownloadTests {
 
     @Test func aDownloadThatCannotBeFlushedIsFileWriteFailedAndKeepsTheDestination() async throws {
         // GIVEN a downloaded temporary file, an existing destination, and a disk that fails to flush
-        let folder = try makeScratchFolder()
+        let (folder, temporary, destination) = try Self.downloadedNewOverOld()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let temporary = folder.appendingPathComponent(".networking-\(UUID().uuidString).download")
-        let destination = folder.appendingPathComponent("latest.pdf")
-        try Data("new".utf8).write(to: temporary)
-        try Data("old".utf8).write(to: destination)
         // WHEN the download is put in place
         await #expect {
             _ = try await NetworkProvider.place(.file(temporary), of: try okResponse(), at: destination, sync: { _ in throw POSIXError(.EIO) })

@@ -389,7 +389,8 @@ struct StreamTests {
         reader.cancel()
         // THEN the reader ends with `cancelled` and the mock saw the load stopped
         await #expect(throws: NetworkError.cancelled) { _ = try await reader.value }
-        try await waitUntil { server.interruptedCount == 1 }
+        #expect(await server.waitForInterruptions(1))
+        #expect(server.interruptedCount == 1)
     }
 
     @Test func aLineOverTheLimitThrowsInsteadOfGrowingWithoutBound() async throws {
