@@ -77,6 +77,9 @@ extension NetworkError: Equatable {
         case let .fileWriteFailed(a):
             guard case let .fileWriteFailed(b) = rhs else { return false }
             return same(a, b)
+        case .notCached:
+            guard case .notCached = rhs else { return false }
+            return true
         }
     }
 

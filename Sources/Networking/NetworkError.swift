@@ -76,6 +76,9 @@ public enum NetworkError: Error, Sendable {
     case responseTooLarge(limit: Int)
     /// A download could not be written to disk, or moved to its destination. Carries the file system's error.
     case fileWriteFailed(any Error)
+    /// The call's ``CachePolicy/cacheOnly`` policy allows no request, and the provider's cache holds no
+    /// entry for it (or the provider has no cache).
+    case notCached
 }
 
 extension NetworkError: CustomStringConvertible, LocalizedError {
@@ -116,6 +119,8 @@ extension NetworkError: CustomStringConvertible, LocalizedError {
             return "The downloaded file could not be written: \(Self.describe(error))"
         case let .deadlineExceeded(seconds):
             return "The call did not finish within its deadline of \(Self.seconds(seconds)), retries included."
+        case .notCached:
+            return "The response is not in the cache, and the call's cache policy allows no request."
         case let .retryAfter(seconds, statusCode):
             return "The server answered \(statusCode) and asked to wait \(Self.seconds(seconds)) before retrying, longer than the retry policy waits."
         }

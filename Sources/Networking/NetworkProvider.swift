@@ -45,6 +45,12 @@ public final class NetworkProvider: NetworkProviding {
     /// Whether a redirect from https to http is followed (`false`: it fails with
     /// ``NetworkError/insecureRedirect(statusCode:)``).
     public let allowsInsecureRedirects: Bool
+    /// Where responses are kept for reuse, or `nil` for no caching. See ``CachePolicy``.
+    public let cache: (any ResponseCache)?
+    /// How a call whose endpoint names no ``Endpoint/cachePolicy`` uses ``cache``.
+    public let cachePolicy: CachePolicy
+    /// The clock the cache's freshness is measured with.
+    let now: @Sendable () -> Date
     /// The configuration's `httpAdditionalHeaders`, moved onto every request the provider builds (the
     /// endpoint's own headers win), so the redirect rules cover them: URLSession would add them to every
     /// hop, whatever its origin.
@@ -55,7 +61,7 @@ public final class NetworkProvider: NetworkProviding {
     private let delegate: SessionDelegate
     private let callbackQueue = DispatchQueue(label: "Networking.SessionDelegate", qos: .userInitiated)
     private let attemptWatch = AttemptWatch()
-    private let events: EventDispatcher
+    let events: EventDispatcher
     /// Header fields sent but never shown (``HiddenHeaders``): empty in an app.
     private let hiddenHeaders = HiddenHeaders.names
     private let sleep: @Sendable (TimeInterval) async throws -> Void
@@ -84,6 +90,14 @@ public final class NetworkProvider: NetworkProviding {
     ///     rules on every platform (see ``RedirectBehavior``).
     ///   - allowsInsecureRedirects: whether a redirect from https to http is followed; `false` by
     ///     default, so such a redirect fails with ``NetworkError/insecureRedirect(statusCode:)``.
+    ///   - cache: where responses are kept to answer later calls, by the HTTP rules of a private cache
+    ///     (RFC 9111) that the provider applies itself, the same on every platform; `nil` (the default)
+    ///     for none. E.g. ``MemoryResponseCache`` or ``DiskResponseCache``; see ``CachePolicy``.
+    ///   - cachePolicy: how a call uses `cache` when its endpoint does not say; ``CachePolicy/http``.
+    ///   - usesSessionURLCache: whether the configuration's own `URLCache` stays in use; `false` by
+    ///     default, so the session never stores or answers a response itself (its rules differ between
+    ///     platforms). Pass `true` only to keep URLSession's caching instead of `cache`.
+    ///   - now: the clock the cache measures freshness with; tests pass one they move by hand.
     ///   - errorMapper: turns an unacceptable response into the app's error; see ``ErrorResponseMapper``.
     ///   - monitors: observers of every call; see ``EventMonitor`` for when they are called.
     ///   - sleep: waits out a ``RetryResult/retryWithDelay(_:)``; by default `Task.sleep`. Tests pass one
@@ -98,6 +112,10 @@ public final class NetworkProvider: NetworkProviding {
         maximumResponseSize: Int = NetworkProvider.defaultMaximumResponseSize,
         redirectBehavior: RedirectBehavior = .follow,
         allowsInsecureRedirects: Bool = false,
+        cache: (any ResponseCache)? = nil,
+        cachePolicy: CachePolicy = .http,
+        usesSessionURLCache: Bool = false,
+        now: @escaping @Sendable () -> Date = { Date() },
         errorMapper: ErrorResponseMapper? = nil,
         monitors: [any EventMonitor] = [],
         sleep: @escaping @Sendable (TimeInterval) async throws -> Void = NetworkProvider.taskSleep
@@ -111,6 +129,10 @@ public final class NetworkProvider: NetworkProviding {
         let configuration = (configuration.copy() as? URLSessionConfiguration) ?? configuration   // the caller's stays as it is
         self.additionalHeaders = Self.fieldValues(of: configuration.httpAdditionalHeaders)
         configuration.httpAdditionalHeaders = nil
+        if !usesSessionURLCache {
+            configuration.urlCache = nil   // the provider's own cache decides, the same on every platform
+            configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        }
         self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: callbacks)
         self.interceptor = interceptor
         self.encoder = encoder
@@ -120,6 +142,10 @@ public final class NetworkProvider: NetworkProviding {
         self.maximumResponseSize = max(maximumResponseSize, 0)
         self.redirectBehavior = redirectBehavior
         self.allowsInsecureRedirects = allowsInsecureRedirects
+        self.cache = cache
+        self.cachePolicy = cachePolicy
+        self.now = now
+        if let cache, let partitioning = interceptor as? any CachePartitioning { partitioning.attach(cache) }
         self.errorMapper = errorMapper
         self.events = EventDispatcher(monitors)
         self.sleep = sleep
@@ -219,13 +245,11 @@ public final class NetworkProvider: NetworkProviding {
         var statuses: [Int?] = []   // one per attempt: its status, or nil when none came
         var hops: [RedirectHop] = []
         var spooled: URL?
+        var cacheUse: CacheUse?
         defer { if let spooled { try? FileManager.default.removeItem(at: spooled) } }   // our temporary copy; nothing to report
         do {
             let deadline = try Deadline(seconds: endpoint.deadline ?? self.deadline)
-            var (built, body) = try endpoint.urlRequestAndBody(encoder: encoder)
-            for (name, value) in additionalHeaders where built.value(forHTTPHeaderField: name) == nil {
-                built.setValue(value, forHTTPHeaderField: name)
-            }
+            var (built, body) = try builtRequestAndBody(for: endpoint)
             var mode = mode
             switch body {
             case .file(let file, _)?:
@@ -242,11 +266,41 @@ public final class NetworkProvider: NetworkProviding {
             }
             sent = built
             if !events.isEmpty { events.send { [built] in $0.requestDidBuild(built, context: context) } }
-            var (response, delivered) = try await run(
-                built, for: endpoint, context: context, chain: chain(with: interceptor), deadline: deadline,
-                mode: mode, sent: &sent, statuses: &statuses, hops: &hops)
+            let chain = chain(with: interceptor)
+            var request = built
+            if cache != nil || (mode.cachePolicy ?? endpoint.cachePolicy ?? cachePolicy).kind == .cacheOnly {
+                switch try await consultCache(built, for: endpoint, chain: chain, ownInterceptor: interceptor != nil, context: context, mode: mode) {
+                case .answer(let response, let result, let key):
+                    let report = CallReport(statusCodes: [], duration: started.secondsElapsed, cache: result)
+                    return (answered(response, report: report, key: key, request: built, context: context), nil)
+                case .send(let conditional, let use):
+                    (request, cacheUse) = (conditional, use)
+                }
+            }
+            var (response, delivered): (Response, DeliveredBody?)
+            do {
+                (response, delivered) = try await run(
+                    request, for: endpoint, context: context, chain: chain, deadline: deadline, mode: mode, cacheUse: cacheUse,
+                    sent: &sent, statuses: &statuses, hops: &hops)
+            } catch where cacheUse?.revalidates == true && statuses.last == .some(304) {
+                // A 304 about another representation than the stored one: ask again, without conditions.
+                if let use = cacheUse { await use.cache.removeResponse(for: use.key) }
+                cacheUse?.entry = nil
+                cacheUse?.revalidates = false
+                (response, delivered) = try await run(
+                    built, for: endpoint, context: context, chain: chain, deadline: deadline, mode: mode, cacheUse: cacheUse,
+                    sent: &sent, statuses: &statuses, hops: &hops)
+            }
+            var cacheResult: CacheResult?
+            if let use = cacheUse {
+                cacheResult = await updateCache(
+                    with: response, use: use, revalidated: use.revalidates && statuses.last == .some(304), redirected: !hops.isEmpty)
+                if !events.isEmpty, let cacheResult { events.send { $0.cacheDidAnswer(cacheResult, key: use.key, context: context) } }
+            } else if cache != nil {
+                await invalidateCache(after: response, built: built, chain: chain, context: context)
+            }
             let duration = started.secondsElapsed
-            response.storedReport = CallReport(statusCodes: statuses, duration: duration, redirects: hops)
+            response.storedReport = CallReport(statusCodes: statuses, duration: duration, redirects: hops, cache: cacheResult)
             if !events.isEmpty {
                 let (last, count, finished) = (shown(sent ?? built), statuses.count, response)
                 events.send { $0.requestDidFinish(last, result: .success(finished), attempts: count, duration: duration, context: context) }
@@ -254,12 +308,25 @@ public final class NetworkProvider: NetworkProviding {
             if mode.streams, !events.isEmpty { Self.reportStreamEnd(of: delivered, response: response, to: events, context: context) }
             return (response, delivered)
         } catch {
+            if let use = cacheUse, let stale = staleIfErrorResponse(after: error, lastStatus: statuses.last ?? nil, use: use) {
+                let report = CallReport(statusCodes: statuses, duration: started.secondsElapsed, redirects: hops, cache: .staleIfError)
+                return (answered(stale, report: report, key: use.key, request: sent ?? use.built, context: context), nil)
+            }
             if !events.isEmpty, let sent {
                 let (last, count, duration) = (shown(sent), statuses.count, started.secondsElapsed)
                 events.send { $0.requestDidFinish(last, result: .failure(error), attempts: count, duration: duration, context: context) }
             }
             throw error
         }
+    }
+
+    /// The request `endpoint` builds, with the configuration's additional headers it does not set itself.
+    func builtRequestAndBody(for endpoint: some Endpoint) throws -> (request: URLRequest, body: RequestBody.Encoded?) {
+        var (built, body) = try endpoint.urlRequestAndBody(encoder: encoder)
+        for (name, value) in additionalHeaders where built.value(forHTTPHeaderField: name) == nil {
+            built.setValue(value, forHTTPHeaderField: name)
+        }
+        return (built, body)
     }
 
     /// The attempt loop: adapt → send → validate → on error ask the retriers → retry or throw.
@@ -270,6 +337,7 @@ public final class NetworkProvider: NetworkProviding {
         chain: (any RequestInterceptor)?,
         deadline: Deadline,
         mode: TransferMode,
+        cacheUse: CacheUse?,
         sent: inout URLRequest?,
         statuses: inout [Int?],
         hops: inout [RedirectHop]
@@ -298,12 +366,18 @@ public final class NetworkProvider: NetworkProviding {
                     request, builtAs: chain == nil ? nil : built, for: endpoint, context: context, deadline: deadline,
                     limits: (delivery: mode.sizeLimit ?? limit, gathered: limit), mode: mode, attempt: attempts, hops: &hops)
                 sent = last
-                let received = Response(data: data, httpResponse: httpResponse, request: shown(last))
+                let arrived = Response(data: data, httpResponse: httpResponse, request: shown(last))
+                let received: Response
+                if httpResponse.statusCode == 304, let use = cacheUse, let stored = revalidatedResponse(httpResponse, request: shown(last), use: use) {
+                    received = stored   // the stored body, its headers updated: validated and handed on as the answer
+                } else {
+                    received = arrived
+                }
                 response = received
                 statuses[statuses.count - 1] = httpResponse.statusCode
                 if !events.isEmpty {
                     let duration = taskStarted.secondsElapsed
-                    events.send { $0.responseDidArrive(received, duration: duration, context: context) }
+                    events.send { $0.responseDidArrive(arrived, duration: duration, context: context) }
                 }
                 let validated = try validate(received, for: endpoint, context: context)
                 RefreshRun.current?.record(status: nil, of: context)
@@ -347,12 +421,12 @@ public final class NetworkProvider: NetworkProviding {
     }
 
     /// `request` as monitors, retriers and the app see it: without the ``hiddenHeaders``.
-    private func shown(_ request: URLRequest) -> URLRequest {
+    func shown(_ request: URLRequest) -> URLRequest {
         hiddenHeaders.isEmpty ? request : HiddenHeaders.removing(hiddenHeaders, from: request)
     }
 
     /// The provider's interceptor followed by the call's, or whichever exists.
-    private func chain(with callInterceptor: (any RequestInterceptor)?) -> (any RequestInterceptor)? {
+    func chain(with callInterceptor: (any RequestInterceptor)?) -> (any RequestInterceptor)? {
         switch (interceptor, callInterceptor) {
         case let (provider?, call?): return Interceptor(interceptors: [provider, call])
         case let (provider?, nil): return provider

@@ -57,6 +57,21 @@ public protocol NetworkProviding: Sendable {
         atKeyPath keyPath: String,
         interceptor: (any RequestInterceptor)?
     ) async throws -> T
+
+    /// The stored value of `endpoint` at once, when the provider's cache holds one, then the server's
+    /// (nothing more when the server says it did not change); see
+    /// ``NetworkProvider/cachedThenFresh(_:as:interceptor:)``. It has a default implementation that
+    /// yields the value of ``request(_:as:interceptor:)`` only, so fakes need not implement it.
+    ///
+    /// - Parameters:
+    ///   - endpoint: the call.
+    ///   - type: what the body decodes to.
+    ///   - interceptor: runs after the provider's own interceptor, for the network part only.
+    func cachedThenFresh<T: Decodable & Sendable>(
+        _ endpoint: some Endpoint,
+        as type: T.Type,
+        interceptor: (any RequestInterceptor)?
+    ) -> AsyncThrowingStream<CachedOrFresh<T>, any Error>
 }
 
 extension NetworkProviding {

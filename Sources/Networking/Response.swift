@@ -58,12 +58,17 @@ public struct CallReport: Sendable, Equatable {
     public var duration: TimeInterval
     /// The redirects the call followed, in order, across its attempts (URLs redacted).
     public var redirects: [RedirectHop]
+    /// How the provider's response cache took part: a ``CacheResult/hit`` (no attempt was made, so
+    /// ``statusCodes`` is empty), ``CacheResult/revalidated``, ``CacheResult/miss`` or a stale answer; `nil`
+    /// when the call did not use the cache.
+    public var cache: CacheResult?
 
     /// Creates a report.
-    public init(statusCodes: [Int?], duration: TimeInterval, redirects: [RedirectHop] = []) {
+    public init(statusCodes: [Int?], duration: TimeInterval, redirects: [RedirectHop] = [], cache: CacheResult? = nil) {
         self.statusCodes = statusCodes
         self.duration = duration
         self.redirects = redirects
+        self.cache = cache
     }
 
     /// How many attempts the call made.

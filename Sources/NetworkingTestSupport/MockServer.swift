@@ -78,6 +78,12 @@ public final class MockServer: @unchecked Sendable {
         add(Stub(method: method, path: path, handler: handler))
     }
 
+    /// Stubs `method path` with `resource`, which answers conditional requests with `304 Not Modified`
+    /// and counts its answers (see ``MockResource``).
+    public func stub(_ method: HTTPMethod, _ path: String, resource: MockResource) {
+        stub(method, path) { request in resource.response(to: request) }
+    }
+
     /// Answers every request that no method-and-path stub matches with a closure.
     public func stub(handler: @escaping Handler) {
         add(Stub(method: nil, path: nil, handler: handler))
@@ -225,7 +231,7 @@ public final class MockServer: @unchecked Sendable {
     }
 
     /// A session configuration whose requests are answered by ``MockURLProtocol``. Requests must be
-    /// routed with ``route(_:)``; ``makeProvider(interceptor:encoder:decoder:maximumAttempts:deadline:maximumResponseSize:errorMapper:monitors:sleep:)``
+    /// routed with ``route(_:)``; ``makeProvider(interceptor:encoder:decoder:maximumAttempts:deadline:maximumResponseSize:cache:cachePolicy:now:errorMapper:monitors:sleep:)``
     /// does that for you.
     public func makeConfiguration() -> URLSessionConfiguration {
         let configuration = URLSessionConfiguration.ephemeral
@@ -243,6 +249,9 @@ public final class MockServer: @unchecked Sendable {
         maximumAttempts: Int = NetworkProvider.defaultMaximumAttempts,
         deadline: TimeInterval = NetworkProvider.defaultDeadline,
         maximumResponseSize: Int = NetworkProvider.defaultMaximumResponseSize,
+        cache: (any ResponseCache)? = nil,
+        cachePolicy: CachePolicy = .http,
+        now: @escaping @Sendable () -> Date = { Date() },
         errorMapper: ErrorResponseMapper? = nil,
         monitors: [any EventMonitor] = [],
         sleep: @escaping @Sendable (TimeInterval) async throws -> Void = NetworkProvider.taskSleep
@@ -260,6 +269,9 @@ public final class MockServer: @unchecked Sendable {
             maximumAttempts: maximumAttempts,
             deadline: deadline,
             maximumResponseSize: maximumResponseSize,
+            cache: cache,
+            cachePolicy: cachePolicy,
+            now: now,
             errorMapper: errorMapper,
             monitors: monitors,
             sleep: sleep

@@ -8,7 +8,7 @@ import Networking
 /// A `URLProtocol` that answers requests from the ``MockServer`` named in their
 /// ``serverHeader``, without touching the network.
 ///
-/// You rarely use it directly: ``MockServer/makeProvider(interceptor:encoder:decoder:maximumAttempts:deadline:maximumResponseSize:errorMapper:monitors:sleep:)``
+/// You rarely use it directly: ``MockServer/makeProvider(interceptor:encoder:decoder:maximumAttempts:deadline:maximumResponseSize:cache:cachePolicy:now:errorMapper:monitors:sleep:)``
 /// wires it up. Requests without the header are left to other protocols.
 public final class MockURLProtocol: URLProtocol {
 

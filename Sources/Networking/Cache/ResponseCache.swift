@@ -66,7 +66,7 @@ public struct CacheKey: Hashable, Sendable, Codable, CustomStringConvertible {
 /// The stored headers never include `Set-Cookie` or any header a default ``Redactor`` would hide; the
 /// body is stored as it arrived.
 public struct CachedResponse: Sendable, Codable, Equatable {
-    /// The URL the response came from (the last hop's, after redirects).
+    /// The URL the response came from, secret query values replaced as in ``CacheKey/url``.
     public var url: URL
     /// The status code.
     public var statusCode: Int

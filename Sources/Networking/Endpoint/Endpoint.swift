@@ -96,6 +96,10 @@ public protocol Endpoint: Sendable {
     /// use it. Declare it as `JSONDecoder?`, as above: a property of type `JSONDecoder` (no `?`) does not
     /// satisfy this requirement, and Swift does not warn, so the provider's decoder would be used.
     var decoder: JSONDecoder? { get }
+    /// How a call to this endpoint uses the provider's response cache, or `nil` for the provider's
+    /// (``NetworkProvider/cachePolicy``, ``CachePolicy/http`` unless the provider was given another).
+    /// Only matters when the provider has a cache. Default: `nil`.
+    var cachePolicy: CachePolicy? { get }
 }
 
 extension Endpoint {
@@ -111,6 +115,7 @@ extension Endpoint {
     public var requiresAuthentication: Bool { true }
     public var redirectBehavior: RedirectBehavior? { nil }
     public var decoder: JSONDecoder? { nil }
+    public var cachePolicy: CachePolicy? { nil }
 }
 
 /// The default acceptable status codes, built once rather than on every request.

@@ -138,7 +138,8 @@ extension AuthInterceptor {
     ) async throws -> Credential {
         guard startGeneration == generation else { return try credentialOfNewerSession() }
         switch outcome.result {
-        case .success(let renewed):
+        case .success(var renewed):
+            if renewed.account == nil { renewed.account = origin.account }   // the same person, a new token
             credential = renewed   // before any suspension: readers never see the old one again
             endRefresh()
             lastRefresh = (renewed.accessToken, now())
@@ -160,6 +161,7 @@ extension AuthInterceptor {
             endRefresh()
             broadcaster.send(.sessionExpired)
             await writeStoreReportingFailure()
+            await cacheClearing?.value
             throw NetworkError.sessionExpired
         case .failure(let error):
             endRefresh()

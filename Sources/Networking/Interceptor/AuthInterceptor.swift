@@ -89,6 +89,7 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
     /// The credential in use; `expiry` and `heldAccessTokens` follow it.
     var credential: Credential? {
         didSet {
+            if let account = oldValue?.account, account != credential?.account { clearCachedResponses(of: account) }
             expiry = credential.flatMap(expiry(of:))
             if let oldValue, oldValue.accessToken != credential?.accessToken {
                 if heldAccessTokens.count >= 64 { heldAccessTokens.removeAll() }   // a bound, not a history
@@ -122,6 +123,10 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
     var proactivePausedUntil: Date?
     /// The last write to the store; each write waits for the one before it.
     var lastStoreWrite: Task<Void, any Error>?
+    /// The response caches of the providers this interceptor authenticates for (see ``Credential/account``).
+    nonisolated let caches = AttachedCaches()
+    /// The last clearing of an account's cached responses; each waits for the one before it.
+    var cacheClearing: Task<Void, Never>?
 
     /// Creates an interceptor.
     ///
@@ -209,13 +214,18 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
     /// Returns once the store holds it (or a later state); throws the store's error.
     public func signIn(with credential: Credential) async throws {
         startSession(with: credential)
+        await cacheClearing?.value
         try await writeStore().value
     }
 
-    /// Forgets the credential; later requests that need one fail with ``NetworkError/missingCredential``.
+    /// Forgets the credential (and the cached responses of its ``Credential/account``); later requests that need one fail with ``NetworkError/missingCredential``.
     /// Returns once the store is cleared (or holds a later state); throws the store's error.
     public func signOut() async throws {
+        if !isLoaded, let account = ((try? await store.load()) ?? nil)?.account {
+            clearCachedResponses(of: account)   // signed out before any call read the store; its error is the write's to report
+        }
         startSession(with: nil)
+        await cacheClearing?.value
         try await writeStore().value
     }
 
@@ -275,7 +285,7 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
 
     /// Whether `request` is one this interceptor authenticates: for an endpoint that requires
     /// authentication, in scope, and not sent by this interceptor's own refresh (see ``RefreshRun``).
-    private nonisolated func needsToken(_ request: URLRequest, _ context: RequestContext) -> Bool {
+    nonisolated func needsToken(_ request: URLRequest, _ context: RequestContext) -> Bool {
         guard context.refreshing != id, context.endpoint.requiresAuthentication, let url = request.url,
             scope.contains(Origin(url))
         else { return false }

@@ -10,12 +10,19 @@ public struct Credential: Codable, Hashable, Sendable, CustomStringConvertible, 
     public var refreshToken: String
     /// When the access token stops working, if the server said; enables proactive refresh.
     public var expiresAt: Date?
+    /// Who signed in: a stable identity of the account (a user ID, not a token, which rotates), or `nil`.
+    /// The provider's response cache files the responses of authenticated calls under it, so one account
+    /// never receives another's, and clears them when this account signs out or its session expires.
+    /// Without it, authenticated calls are not cached. A refreshed credential without one keeps the
+    /// account of the credential it replaced. It is not a secret: descriptions show it.
+    public var account: String?
 
     /// Creates a credential.
-    public init(accessToken: String, refreshToken: String, expiresAt: Date? = nil) {
+    public init(accessToken: String, refreshToken: String, expiresAt: Date? = nil, account: String? = nil) {
         self.accessToken = accessToken
         self.refreshToken = refreshToken
         self.expiresAt = expiresAt
+        self.account = account
     }
 
     /// Whether the access token expires within `leeway` seconds of `now` (false when the expiry is unknown).
@@ -25,10 +32,13 @@ public struct Credential: Codable, Hashable, Sendable, CustomStringConvertible, 
     }
 
     public var customMirror: Mirror {
-        Mirror(self, children: ["accessToken": "<redacted>", "refreshToken": "<redacted>", "expiresAt": expiresAt as Any])
+        Mirror(
+            self,
+            children: ["accessToken": "<redacted>", "refreshToken": "<redacted>", "expiresAt": expiresAt as Any, "account": account as Any])
     }
 
     public var description: String {
-        "Credential(accessToken: <redacted>, refreshToken: <redacted>, expiresAt: \(expiresAt.map { "\($0)" } ?? "unknown"))"
+        "Credential(accessToken: <redacted>, refreshToken: <redacted>, expiresAt: \(expiresAt.map { "\($0)" } ?? "unknown")"
+            + (account.map { ", account: \($0)" } ?? "") + ")"
     }
 }

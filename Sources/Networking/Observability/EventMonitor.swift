@@ -17,7 +17,7 @@ import Foundation
 /// ``requestDidRedirect(_:context:)`` for each redirect followed, ``responseDidArrive(_:duration:context:)`` (when a response came), ``validationDidFail(_:error:context:)``
 /// (when it was not acceptable) and, when the attempt failed and another was allowed,
 /// ``retryDidDecide(_:attempt:error:context:)``, with the token refresh events in between when the call
-/// waited for one; last, ``requestDidFinish(_:result:attempts:duration:context:)``. Every event of a call
+/// waited for one; ``cacheDidAnswer(_:key:context:)`` when the call used the response cache; last, ``requestDidFinish(_:result:attempts:duration:context:)``. Every event of a call
 /// is queued before the call returns or throws, so after ``NetworkProvider/waitForMonitors()`` they have
 /// all been delivered: tests need no polling. A streamed call
 /// (``NetworkProvider/stream(_:interceptor:)``) finishes when its stream is handed out; its
@@ -75,6 +75,10 @@ public protocol EventMonitor: Sendable {
     /// behind, the reader stopped: ``NetworkError/cancelled``). `response` is the one the stream was
     /// handed out with; `bytes` is how many body bytes arrived.
     func streamDidEnd(_ response: Response, error: (any Error)?, bytes: Int64, context: RequestContext)
+    /// The provider's response cache took part in the call (see ``CacheResult``): once per call that
+    /// used it, before its ``requestDidFinish(_:result:attempts:duration:context:)``. A ``CacheResult/hit``
+    /// follows ``requestDidBuild(_:context:)`` directly: no attempt was made. `key` holds no secret.
+    func cacheDidAnswer(_ result: CacheResult, key: CacheKey, context: RequestContext)
 }
 
 extension EventMonitor {
@@ -96,6 +100,7 @@ extension EventMonitor {
         context: RequestContext
     ) {}
     public func streamDidEnd(_ response: Response, error: (any Error)?, bytes: Int64, context: RequestContext) {}
+    public func cacheDidAnswer(_ result: CacheResult, key: CacheKey, context: RequestContext) {}
 }
 
 /// The provider's monitors behind one serial queue: the pipeline only enqueues, never waits.

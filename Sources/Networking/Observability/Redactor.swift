@@ -160,6 +160,11 @@ public struct Redactor: Sendable {
         return text.count > limit ? String(text.prefix(limit)) + "… (\(data.count) bytes)" : text
     }
 
+    /// Whether the value of a query item called `name` is hidden (the cache keys it by digest).
+    func hidesQueryItem(named name: String) -> Bool {
+        isSecret(name, in: queryNames)
+    }
+
     private func matches(_ names: Set<String>, _ name: String) -> Bool {
         names.contains { $0.caseInsensitiveCompare(name) == .orderedSame }
     }

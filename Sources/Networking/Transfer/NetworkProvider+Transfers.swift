@@ -19,6 +19,8 @@ struct TransferMode {
     var acceptable: Set<Int> = []
     /// The size limit, when not the endpoint's or the provider's.
     var sizeLimit: Int?
+    /// The cache policy, when not the endpoint's or the provider's (a cached-then-fresh call's).
+    var cachePolicy: CachePolicy?
 }
 
 /// What an attempt delivered besides its ``Response``.

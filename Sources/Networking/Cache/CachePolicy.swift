@@ -1,0 +1,98 @@
+import Foundation
+
+/// How a call uses the provider's ``ResponseCache``: set a default with `NetworkProvider(cachePolicy:)`
+/// and override it per endpoint with ``Endpoint/cachePolicy``.
+///
+/// Only `GET` and `HEAD` calls are answered from the cache and stored in it; downloads and streams never
+/// are. Whatever the policy, a successful `POST`, `PUT`, `PATCH` or `DELETE` removes the entries of its
+/// URL. See Docs/Caching.md for the HTTP rules.
+///
+/// ```swift
+/// struct Profile: Endpoint {
+///     var baseURL: URL { URL(string: "https://api.example.com/v1/")! }
+///     var path: String { "/me" }
+///     var cachePolicy: CachePolicy? { .staleIfError(upTo: 86_400) }   // offline: up to a day old
+/// }
+/// ```
+public struct CachePolicy: Sendable, Hashable, CustomStringConvertible {
+    enum Kind: Hashable {
+        case http, reload, cacheElseLoad, cacheOnly, disabled
+        case staleIfError(TimeInterval)
+        /// Internal: always ask the server, conditionally when an entry has a validator (cached-then-fresh).
+        case revalidate
+    }
+
+    let kind: Kind
+
+    /// The HTTP rules of a private cache (RFC 9111), the default: a fresh entry answers without a
+    /// request; a stale one with a validator (`ETag`, `Last-Modified`) is revalidated with a conditional
+    /// request, whose `304 Not Modified` returns the stored body; anything else loads and stores what
+    /// the response allows.
+    public static let http = CachePolicy(kind: .http)
+    /// Always loads, ignoring any stored entry; the response is stored as the HTTP rules allow.
+    public static let reload = CachePolicy(kind: .reload)
+    /// Answers with any stored entry, however stale (the report says so), else loads as ``http``.
+    public static let cacheElseLoad = CachePolicy(kind: .cacheElseLoad)
+    /// Answers with any stored entry, however stale, and never sends a request: with nothing stored the
+    /// call fails with ``NetworkError/notCached``. For an app that knows it is offline.
+    public static let cacheOnly = CachePolicy(kind: .cacheOnly)
+    /// Neither reads nor stores entries (a successful unsafe call still removes its URL's entries).
+    public static let disabled = CachePolicy(kind: .disabled)
+
+    /// The HTTP rules, and when the server cannot answer — a transport failure (offline, a timeout, the
+    /// deadline) or a 5xx status after every retry — a stored entry at most `seconds` past its freshness
+    /// instead of the error, marked ``CacheResult/staleIfError``. An entry whose response said
+    /// `must-revalidate` or `no-cache` is never used so.
+    public static func staleIfError(upTo seconds: TimeInterval) -> CachePolicy {
+        CachePolicy(kind: .staleIfError(seconds.isNaN ? 0 : max(seconds, 0)))
+    }
+
+    /// Internal: what a cached-then-fresh call's network part uses.
+    static let revalidate = CachePolicy(kind: .revalidate)
+
+    /// The policy's name, e.g. `http` or `staleIfError(upTo: 86400.0)`.
+    public var description: String {
+        switch kind {
+        case .http: return "http"
+        case .reload: return "reload"
+        case .cacheElseLoad: return "cacheElseLoad"
+        case .cacheOnly: return "cacheOnly"
+        case .disabled: return "disabled"
+        case .staleIfError(let seconds): return "staleIfError(upTo: \(seconds))"
+        case .revalidate: return "revalidate"
+        }
+    }
+}
+
+/// How the cache took part in a call: ``CallReport/cache`` (`nil` when the call did not use the cache:
+/// no cache, a policy of ``CachePolicy/disabled``, a method other than `GET`/`HEAD`, a download or a
+/// stream).
+///
+/// ```swift
+/// let response = try await provider.response(UserAPI.user(id: 1))
+/// if response.report.cache?.isStale == true { showOfflineBanner() }
+/// ```
+public struct CacheResult: Sendable, Hashable, CustomStringConvertible {
+    private let name: String
+
+    /// Answered from a fresh entry: no request was sent and no interceptor ran.
+    public static let hit = CacheResult(name: "hit")
+    /// Answered from a stale entry without asking the server (``CachePolicy/cacheElseLoad``,
+    /// ``CachePolicy/cacheOnly``).
+    public static let staleHit = CacheResult(name: "stale hit")
+    /// The server answered a conditional request with `304 Not Modified`: the stored body, with the
+    /// stored status and the headers the 304 updated.
+    public static let revalidated = CacheResult(name: "revalidated")
+    /// The server's full answer (stored when the HTTP rules allow).
+    public static let miss = CacheResult(name: "miss")
+    /// The server could not answer; a stale entry answered instead (``CachePolicy/staleIfError(upTo:)``).
+    public static let staleIfError = CacheResult(name: "stale-if-error")
+
+    /// Whether the body came from the cache (every result but ``miss``).
+    public var isFromCache: Bool { self != .miss }
+    /// Whether the body is older than its freshness allows (``staleHit`` and ``staleIfError``).
+    public var isStale: Bool { self == .staleHit || self == .staleIfError }
+
+    /// `hit`, `stale hit`, `revalidated`, `miss` or `stale-if-error`.
+    public var description: String { name }
+}

@@ -1,0 +1,119 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// One value of a ``NetworkProviding/cachedThenFresh(_:as:interceptor:)`` sequence: the stored value
+/// first, then the network's.
+public struct CachedOrFresh<Value: Sendable>: Sendable {
+    /// The decoded body.
+    public let value: Value
+    /// Whether the value came from the cache without asking the server (the first value, when an entry
+    /// was stored); `false` for the network's answer.
+    public let isFromCache: Bool
+    /// Whether a value from the cache was past its freshness (show it, and perhaps a hint that it may
+    /// be out of date).
+    public let isStale: Bool
+
+    /// Creates a value (fakes of ``NetworkProviding`` make these).
+    public init(value: Value, isFromCache: Bool, isStale: Bool) {
+        self.value = value
+        self.isFromCache = isFromCache
+        self.isStale = isStale
+    }
+}
+
+extension NetworkProviding {
+    /// The network's value only: a fake of ``NetworkProviding`` that does not implement the requirement
+    /// yields what ``request(_:as:interceptor:)`` returns, once.
+    public func cachedThenFresh<T: Decodable & Sendable>(
+        _ endpoint: some Endpoint,
+        as type: T.Type,
+        interceptor: (any RequestInterceptor)?
+    ) -> AsyncThrowingStream<CachedOrFresh<T>, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    let value = try await request(endpoint, as: type, interceptor: interceptor)
+                    continuation.yield(CachedOrFresh(value: value, isFromCache: false, isStale: false))
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// ``cachedThenFresh(_:as:interceptor:)`` without a per-call interceptor.
+    public func cachedThenFresh<T: Decodable & Sendable>(_ endpoint: some Endpoint, as type: T.Type) -> AsyncThrowingStream<CachedOrFresh<T>, any Error> {
+        cachedThenFresh(endpoint, as: type, interceptor: nil)
+    }
+}
+
+extension NetworkProvider {
+    /// Yields the stored value at once, when the cache holds one for `endpoint` (fresh or stale, marked
+    /// so), then asks the server — conditionally when the entry has a validator — and yields its value,
+    /// unless the server answered `304 Not Modified` to a value already yielded. Then it finishes.
+    ///
+    /// The pattern of a list that shows what it had and then updates. An error of the network part
+    /// ends the sequence after the stored value (show the value and the error, e.g. as a banner).
+    /// Stopping the loop, or cancelling its task, cancels the request. Without a cache, or with nothing
+    /// stored, it yields the network's value only. The stored value is read without interceptors and
+    /// without monitor events; the network part is a call like any other (adapt, auth, retries, deadline).
+    ///
+    /// ```swift
+    /// for try await update in provider.cachedThenFresh(UserAPI.user(id: 1), as: User.self) {
+    ///     user = update.value   // first the stored user, then the server's, if it changed
+    /// }
+    /// ```
+    public func cachedThenFresh<T: Decodable & Sendable>(
+        _ endpoint: some Endpoint,
+        as type: T.Type,
+        interceptor: (any RequestInterceptor)?
+    ) -> AsyncThrowingStream<CachedOrFresh<T>, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    var yielded = false
+                    if let stored = try await storedResponse(endpoint, interceptor: interceptor),
+                        let value = try? decode(stored, as: type, decoder: endpoint.decoder)   // undecodable: the network's value replaces it
+                    {
+                        continuation.yield(CachedOrFresh(value: value, isFromCache: true, isStale: stored.report.cache?.isStale ?? false))
+                        yielded = true
+                    }
+                    var mode = TransferMode()
+                    mode.cachePolicy = .revalidate
+                    let response = try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: mode).response
+                    if !(yielded && response.report.cache == .revalidated) {
+                        let value = try decode(response, as: type, decoder: endpoint.decoder)
+                        continuation.yield(CachedOrFresh(value: value, isFromCache: false, isStale: false))
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: Self.normalize(error))
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// The stored response for `endpoint`, however stale, or `nil`: nothing is sent.
+    private func storedResponse(_ endpoint: some Endpoint, interceptor: (any RequestInterceptor)?) async throws -> Response? {
+        guard cache != nil, (endpoint.cachePolicy ?? cachePolicy).kind != .disabled else { return nil }
+        let built = try builtRequestAndBody(for: endpoint).request
+        var mode = TransferMode()
+        mode.cachePolicy = .cacheOnly
+        do {
+            let consultation = try await consultCache(
+                built, for: endpoint, chain: chain(with: interceptor), ownInterceptor: interceptor != nil,
+                context: RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: nil), mode: mode)
+            guard case .answer(var response, let result, _) = consultation else { return nil }
+            response.storedReport = CallReport(statusCodes: [], duration: 0, cache: result)
+            return response
+        } catch NetworkError.notCached {
+            return nil
+        }
+    }
+}

@@ -1,0 +1,228 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The rules of a private HTTP cache (RFC 9111) as pure functions: what may be stored, how fresh an
+/// entry is, how to revalidate it, and how a `304` updates it. The provider applies them
+/// (`NetworkProvider+Cache.swift`); nothing here does I/O.
+enum HTTPCaching {
+    /// Statuses a response may be stored with when it says nothing about freshness (RFC 9110 §15.1's
+    /// "heuristically cacheable" list, without 206: partial content is never stored).
+    static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
+    /// Heuristic freshness: this share of the time since `Last-Modified`...
+    static let heuristicFraction = 0.1
+    /// ...at most a day.
+    static let heuristicLimit: TimeInterval = 86_400
+    /// Response headers never stored: cookies (secrets, and the cookie store's business), the connection's
+    /// own, and the length (the body is stored as decoded).
+    private static let unstoredHeaders: Set<String> = [
+        "set-cookie", "set-cookie2", "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te",
+        "trailer", "proxy-authenticate", "proxy-authorization",
+    ]
+    /// Headers a 304 does not update (RFC 9111 §3.2): the stored body's own description.
+    private static let keptOn304: Set<String> = ["content-length", "content-encoding", "content-range", "content-type"]
+
+    // MARK: Storing
+
+    /// The entry to store for `response` to `request` (the request as the endpoint built it), or `nil`
+    /// when the rules forbid storing it or nothing could ever be reused from it.
+    static func entry(
+        for response: HTTPURLResponse, body: Data, request: URLRequest, requestDate: Date, responseDate: Date
+    ) -> CachedResponse? {
+        let method = request.httpMethod ?? "GET"
+        guard method == "GET" || method == "HEAD", let url = response.url ?? request.url else { return nil }
+        let requestControl = CacheControl(header: request.value(forHTTPHeaderField: "Cache-Control"))
+        let headers = storedHeaders(of: response)
+        let control = CacheControl(header: value(of: "Cache-Control", in: headers))
+        guard !requestControl.noStore, !control.noStore, response.statusCode != 206, response.statusCode != 304 else { return nil }
+        let varyNames = self.varyNames(in: headers)
+        guard !varyNames.contains("*") else { return nil }   // never matches a later request
+        let explicit = control.maxAge != nil || value(of: "Expires", in: headers) != nil
+        let validated = value(of: "ETag", in: headers) != nil || value(of: "Last-Modified", in: headers) != nil
+        if explicit {
+            guard (200..<600).contains(response.statusCode) else { return nil }
+        } else {
+            guard heuristicallyCacheable.contains(response.statusCode), validated else { return nil }   // nothing could be reused
+        }
+        guard let storedURL = URL(string: keyURL(url)) else { return nil }   // never the URL with its secrets
+        return CachedResponse(
+            url: storedURL, statusCode: response.statusCode, headers: headers, body: body, requestDate: requestDate,
+            responseDate: responseDate, variantHeaders: variantHeaders(varyNames, of: request))
+    }
+
+    /// The response's headers as stored: without cookies, connection headers and any header a default
+    /// ``Redactor`` hides (a token a server echoes).
+    static func storedHeaders(of response: HTTPURLResponse) -> [String: String] {
+        let redactor = Redactor()
+        var headers: [String: String] = [:]
+        for (name, value) in response.allHeaderFields {
+            let name = "\(name)"
+            guard !unstoredHeaders.contains(name.lowercased()), !redactor.hidesHeader(name) else { continue }
+            headers[name] = "\(value)"
+        }
+        return headers
+    }
+
+    /// The lowercased header names a `Vary` value lists.
+    static func varyNames(in headers: [String: String]) -> [String] {
+        guard let vary = value(of: "Vary", in: headers) else { return [] }
+        return vary.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+    }
+
+    /// The values `request` sends for `names`; a hidden header's value as its digest.
+    static func variantHeaders(_ names: [String], of request: URLRequest) -> [String: String?] {
+        guard !names.isEmpty else { return [:] }
+        let redactor = Redactor()
+        var values: [String: String?] = [:]
+        for name in names {
+            let value = request.value(forHTTPHeaderField: name).map { normalizedFieldValue($0) }
+            values[name] = value.map { redactor.hidesHeader(name) ? "sha256:" + SHA256.hex($0) : $0 }
+        }
+        return values
+    }
+
+    /// Whether `request` sends the header values `entry` was stored with (its `Vary`).
+    static func variantMatches(_ entry: CachedResponse, _ request: URLRequest) -> Bool {
+        entry.variantHeaders.isEmpty || variantHeaders(Array(entry.variantHeaders.keys), of: request) == entry.variantHeaders
+    }
+
+    /// White space around the value and around commas ignored (RFC 9111 §4.1 allows normalizing).
+    private static func normalizedFieldValue(_ value: String) -> String {
+        value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ",")
+    }
+
+    // MARK: Freshness
+
+    /// How long `entry` stays fresh after it was generated (RFC 9111 §4.2.1): `max-age`, else `Expires`
+    /// minus `Date`, else for a heuristically cacheable status a tenth of the time since `Last-Modified`
+    /// (at most ``heuristicLimit``), else 0.
+    static func freshnessLifetime(of entry: CachedResponse) -> TimeInterval {
+        let control = CacheControl(header: value(of: "Cache-Control", in: entry.headers))
+        if let maxAge = control.maxAge { return maxAge }
+        let date = dateValue(of: entry)
+        if let expires = value(of: "Expires", in: entry.headers) {
+            guard let expiry = HTTPDate.parse(expires, relativeTo: entry.responseDate) else { return 0 }   // invalid: already expired
+            return max(0, expiry.timeIntervalSince(date))
+        }
+        guard heuristicallyCacheable.contains(entry.statusCode), let modified = value(of: "Last-Modified", in: entry.headers),
+            let lastModified = HTTPDate.parse(modified, relativeTo: entry.responseDate)
+        else { return 0 }
+        return min(max(0, date.timeIntervalSince(lastModified)) * heuristicFraction, heuristicLimit)
+    }
+
+    /// How old `entry` is at `now` (RFC 9111 §4.2.3): its `Age` when stored, corrected for the time the
+    /// response took and any clock difference, plus the time since it arrived.
+    static func currentAge(of entry: CachedResponse, now: Date) -> TimeInterval {
+        let apparentAge = max(0, entry.responseDate.timeIntervalSince(dateValue(of: entry)))
+        let responseDelay = max(0, entry.responseDate.timeIntervalSince(entry.requestDate))
+        let ageValue = value(of: "Age", in: entry.headers).flatMap { TimeInterval($0.trimmingCharacters(in: .whitespaces)) }.map { max(0, $0) } ?? 0
+        let correctedInitialAge = max(apparentAge, ageValue + responseDelay)
+        return correctedInitialAge + max(0, now.timeIntervalSince(entry.responseDate))
+    }
+
+    /// Whether `entry` may answer `request` at `now` without asking the server: fresh for the response's
+    /// rules (no `no-cache`) and for the request's (`no-cache`, `max-age`, `min-fresh`, `max-stale`).
+    static func isFresh(_ entry: CachedResponse, for request: URLRequest, now: Date) -> Bool {
+        let control = CacheControl(header: value(of: "Cache-Control", in: entry.headers), pragma: value(of: "Pragma", in: entry.headers))
+        guard !control.noCache else { return false }
+        let requestControl = CacheControl(
+            header: request.value(forHTTPHeaderField: "Cache-Control"), pragma: request.value(forHTTPHeaderField: "Pragma"))
+        guard !requestControl.noCache else { return false }
+        let age = currentAge(of: entry, now: now)
+        var lifetime = freshnessLifetime(of: entry)
+        if let maxAge = requestControl.maxAge { lifetime = min(lifetime, maxAge) }
+        if let minFresh = requestControl.minFresh { lifetime -= minFresh }
+        if age < lifetime { return true }
+        if let maxStale = requestControl.maxStale, !control.mustRevalidate { return age < lifetime + maxStale }
+        return false
+    }
+
+    /// How many seconds `entry` is past its freshness at `now` (0 while fresh).
+    static func staleness(of entry: CachedResponse, now: Date) -> TimeInterval {
+        max(0, currentAge(of: entry, now: now) - freshnessLifetime(of: entry))
+    }
+
+    /// Whether `entry` may be served stale at all (``CachePolicy/staleIfError(upTo:)``): not when its
+    /// response said `must-revalidate` or `no-cache`.
+    static func mayServeStale(_ entry: CachedResponse) -> Bool {
+        let control = CacheControl(header: value(of: "Cache-Control", in: entry.headers))
+        return !control.mustRevalidate && !control.noCache
+    }
+
+    // MARK: Revalidation
+
+    /// The conditional headers that revalidate `entry` (`If-None-Match` from its `ETag`,
+    /// `If-Modified-Since` from its `Last-Modified`), or none when it has no validator.
+    static func conditionalHeaders(for entry: CachedResponse) -> [String: String] {
+        var headers: [String: String] = [:]
+        if let etag = value(of: "ETag", in: entry.headers) { headers["If-None-Match"] = etag }
+        if let modified = value(of: "Last-Modified", in: entry.headers) { headers["If-Modified-Since"] = modified }
+        return headers
+    }
+
+    /// Whether a `304` to a request that revalidated `entry` is about `entry`: it names no `ETag`, or one
+    /// that matches the stored one by the weak comparison (RFC 9110 §8.8.3.2).
+    static func notModified(_ response: HTTPURLResponse, matches entry: CachedResponse) -> Bool {
+        guard let etag = response.value(forHTTPHeaderField: "ETag") else { return true }
+        guard let stored = value(of: "ETag", in: entry.headers) else { return false }
+        return weakTag(etag) == weakTag(stored)
+    }
+
+    /// `entry` after a `304`: its headers updated with the 304's (except the body's description),
+    /// dated by this exchange.
+    static func updated(_ entry: CachedResponse, with notModified: HTTPURLResponse, requestDate: Date, responseDate: Date) -> CachedResponse {
+        var updated = entry
+        let redactor = Redactor()
+        for (name, value) in notModified.allHeaderFields {
+            let name = "\(name)"
+            let lowercased = name.lowercased()
+            guard !unstoredHeaders.contains(lowercased), !keptOn304.contains(lowercased), !redactor.hidesHeader(name) else { continue }
+            if let existing = updated.headers.keys.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) {
+                updated.headers.removeValue(forKey: existing)
+            }
+            updated.headers[name] = "\(value)"
+        }
+        updated.requestDate = requestDate
+        updated.responseDate = responseDate
+        return updated
+    }
+
+    private static func weakTag(_ tag: String) -> Substring {
+        let trimmed = tag.trimmingCharacters(in: .whitespaces)
+        return trimmed.hasPrefix("W/") ? trimmed.dropFirst(2) : Substring(trimmed)
+    }
+
+    // MARK: Helpers
+
+    /// `url` as a cache key: without its fragment, and with the value of every query item a default
+    /// ``Redactor`` hides, and any user name or password, replaced by its SHA-256 digest.
+    static func keyURL(_ url: URL) -> String {
+        guard url.query != nil || url.fragment != nil || url.user != nil || url.password != nil,
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        else { return url.absoluteString }
+        components.percentEncodedFragment = nil
+        if let user = components.percentEncodedUser { components.percentEncodedUser = "sha256-" + SHA256.hex(user) }
+        if let password = components.percentEncodedPassword { components.percentEncodedPassword = "sha256-" + SHA256.hex(password) }
+        if let items = components.percentEncodedQueryItems, !items.isEmpty {
+            let redactor = Redactor()
+            components.percentEncodedQueryItems = items.map { item in
+                guard let value = item.value, redactor.hidesQueryItem(named: item.name.removingPercentEncoding ?? item.name) else { return item }
+                return URLQueryItem(name: item.name, value: "sha256-" + SHA256.hex(value))
+            }
+        }
+        return components.string ?? "sha256-" + SHA256.hex(url.absoluteString)
+    }
+
+    /// The entry's `Date`, or when it arrived when it has none (or one that does not parse).
+    private static func dateValue(of entry: CachedResponse) -> Date {
+        value(of: "Date", in: entry.headers).flatMap { HTTPDate.parse($0, relativeTo: entry.responseDate) } ?? entry.responseDate
+    }
+
+    /// The value of header `name` in `headers`, looked up case-insensitively.
+    static func value(of name: String, in headers: [String: String]) -> String? {
+        if let value = headers[name] { return value }
+        return headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+}

@@ -1,0 +1,206 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// One call's use of the response cache, decided before anything is sent.
+struct CacheUse: @unchecked Sendable {
+    // @unchecked: URLRequest is an immutable value here.
+    let cache: any ResponseCache
+    let key: CacheKey
+    let policy: CachePolicy
+    /// The request as the endpoint built it: `Vary` is matched against its headers.
+    let built: URLRequest
+    /// The stored entry that matched the request, if any.
+    var entry: CachedResponse?
+    /// Whether the request carries the conditional headers that revalidate ``entry``.
+    var revalidates = false
+    /// When the call began: the entry's `request_time` (conservative: retries count as transit).
+    let requestDate: Date
+}
+
+/// The answer of the cache before sending: a response, or the request to send and how the cache
+/// takes part in it.
+enum CacheConsultation {
+    case answer(Response, CacheResult, CacheKey)
+    case send(URLRequest, CacheUse?)
+}
+
+extension NetworkProvider {
+    /// Decides how the cache takes part in a call: answers it from a stored entry (no interceptor runs),
+    /// adds the conditional headers that revalidate one, or lets it load. Throws
+    /// ``NetworkError/notCached`` for a ``CachePolicy/cacheOnly`` call with nothing stored.
+    func consultCache(
+        _ built: URLRequest, for endpoint: some Endpoint, chain: (any RequestInterceptor)?, ownInterceptor: Bool,
+        context: RequestContext, mode: TransferMode
+    ) async throws -> CacheConsultation {
+        let policy = mode.cachePolicy ?? endpoint.cachePolicy ?? cachePolicy
+        guard let cache, policy.kind != .disabled, mode.bodyFile == nil, mode.downloadDirectory == nil, !mode.streams,
+            let method = built.httpMethod, method == "GET" || method == "HEAD", let url = built.url,
+            !Self.isConditional(built),   // the app revalidates itself: its 304 is its answer
+            context.refreshing == nil, RefreshRun.current?.isRunning != true   // a token refresh's answer holds tokens
+        else {
+            if policy.kind == .cacheOnly { throw NetworkError.notCached }
+            return .send(built, nil)
+        }
+        guard let partition = await partition(of: built, chain: chain, ownInterceptor: ownInterceptor, cache: cache, context: context)
+        else {
+            if policy.kind == .cacheOnly { throw NetworkError.notCached }
+            return .send(built, nil)   // authenticated for no known account: never shared, never stored
+        }
+        let requestDate = now()
+        var use = CacheUse(
+            cache: cache, key: CacheKey(partition: partition, method: method, url: HTTPCaching.keyURL(url)), policy: policy, built: built,
+            requestDate: requestDate)
+        if policy.kind == .reload { return .send(built, use) }
+        if let entry = await cache.cachedResponse(for: use.key), HTTPCaching.variantMatches(entry, built) { use.entry = entry }
+        guard let entry = use.entry else {
+            if policy.kind == .cacheOnly { throw NetworkError.notCached }
+            return .send(built, use)
+        }
+        switch policy.kind {
+        case .cacheOnly, .cacheElseLoad:
+            let fresh = HTTPCaching.isFresh(entry, for: built, now: requestDate)
+            if let response = cachedResponse(entry, for: built, now: requestDate) { return .answer(response, fresh ? .hit : .staleHit, use.key) }
+        case .http, .staleIfError:
+            if HTTPCaching.isFresh(entry, for: built, now: requestDate), let response = cachedResponse(entry, for: built, now: requestDate) {
+                return .answer(response, .hit, use.key)
+            }
+        case .revalidate, .reload, .disabled:
+            break
+        }
+        let conditions = HTTPCaching.conditionalHeaders(for: entry)
+        guard !conditions.isEmpty else { return .send(built, use) }
+        var request = built
+        for (name, value) in conditions { request.setValue(value, forHTTPHeaderField: name) }
+        use.revalidates = true
+        return .send(request, use)
+    }
+
+    /// A `304` that answers `use`'s revalidation as the stored response, its headers updated; `nil` when
+    /// the 304 is about another representation (its `ETag` differs).
+    func revalidatedResponse(_ notModified: HTTPURLResponse, request: URLRequest, use: CacheUse) -> Response? {
+        guard use.revalidates, let entry = use.entry, HTTPCaching.notModified(notModified, matches: entry) else { return nil }
+        let updated = HTTPCaching.updated(entry, with: notModified, requestDate: use.requestDate, responseDate: now())
+        return cachedResponse(updated, for: request, now: updated.responseDate)
+    }
+
+    /// After an accepted response: stores it (or the entry a 304 updated), or removes an entry it
+    /// replaces with something that may not be stored. Returns how the cache took part.
+    func updateCache(with response: Response, use: CacheUse, revalidated: Bool, redirected: Bool) async -> CacheResult {
+        if revalidated, let entry = use.entry {
+            let updated = HTTPCaching.updated(entry, with: response.httpResponse, requestDate: use.requestDate, responseDate: now())
+            await use.cache.store(updated, for: use.key)
+            return .revalidated
+        }
+        // A response reached through a redirect answers another URL: it is not filed under this one.
+        if !redirected,
+            let entry = HTTPCaching.entry(
+                for: response.httpResponse, body: response.data, request: use.built, requestDate: use.requestDate, responseDate: now())
+        {
+            await use.cache.store(entry, for: use.key)
+        } else if use.entry != nil {
+            await use.cache.removeResponse(for: use.key)
+        }
+        return .miss
+    }
+
+    /// `response`, answered from the cache, with its `report`; the monitors are told (the cache's answer,
+    /// then the call's end with `request`, the last one sent or the one built).
+    func answered(_ response: Response, report: CallReport, key: CacheKey, request: URLRequest, context: RequestContext) -> Response {
+        var response = response
+        response.storedReport = report
+        if !events.isEmpty, let result = report.cache {
+            let (finished, shownRequest) = (response, shown(request))
+            events.send { $0.cacheDidAnswer(result, key: key, context: context) }
+            events.send {
+                $0.requestDidFinish(shownRequest, result: .success(finished), attempts: report.attempts, duration: report.duration, context: context)
+            }
+        }
+        return response
+    }
+
+    /// The stored entry that answers a call that failed with `error`, under
+    /// ``CachePolicy/staleIfError(upTo:)``: when the server could not answer (a transport failure, the
+    /// deadline, a 5xx) and the entry is no more than the allowed seconds stale.
+    func staleIfErrorResponse(after error: any Error, lastStatus: Int?, use: CacheUse?) -> Response? {
+        guard let use, case .staleIfError(let allowed) = use.policy.kind, let entry = use.entry, HTTPCaching.mayServeStale(entry),
+            Self.serverCouldNotAnswer(error, lastStatus: lastStatus)
+        else { return nil }
+        let now = self.now()
+        guard HTTPCaching.staleness(of: entry, now: now) <= allowed else { return nil }
+        return cachedResponse(entry, for: use.built, now: now)
+    }
+
+    /// After a successful unsafe call (`POST`, `PUT`, `PATCH`, `DELETE`, …): removes the entries of its
+    /// URL and of a same-origin `Location` or `Content-Location` (RFC 9111 §4.4), for the call's account
+    /// and for calls without one.
+    func invalidateCache(after response: Response, built: URLRequest, chain: (any RequestInterceptor)?, context: RequestContext) async {
+        guard let cache, let method = built.httpMethod, !["GET", "HEAD", "OPTIONS", "TRACE"].contains(method),
+            (200..<400).contains(response.statusCode), let url = built.url
+        else { return }
+        var partitions: [String?] = [nil]
+        if let account = await partition(of: built, chain: chain, ownInterceptor: false, cache: cache, context: context), account != nil {
+            partitions.append(account)
+        }
+        var urls = [url]
+        for name in ["Location", "Content-Location"] {
+            if let value = response.value(forHTTPHeaderField: name), let target = URL(string: value, relativeTo: response.httpResponse.url ?? url),
+                Origin(target.absoluteURL) == Origin(url)
+            {
+                urls.append(target.absoluteURL)
+            }
+        }
+        for partition in partitions {
+            for url in urls {
+                for method in ["GET", "HEAD"] {
+                    await cache.removeResponse(for: CacheKey(partition: partition, method: method, url: HTTPCaching.keyURL(url)))
+                }
+            }
+        }
+    }
+
+    /// The partition of a call: `.some(nil)` when no interceptor authenticates it, `.some(account)`
+    /// for an account, `nil` when it is authenticated for no known account.
+    private func partition(
+        of request: URLRequest, chain: (any RequestInterceptor)?, ownInterceptor: Bool, cache: any ResponseCache, context: RequestContext
+    ) async -> String?? {
+        guard let partitioning = chain as? any CachePartitioning else { return .some(nil) }
+        if ownInterceptor { partitioning.attach(cache) }   // a call's own AuthInterceptor clears this cache too
+        switch await partitioning.cachePartition(for: request, context: context) {
+        case .notAuthenticated: return .some(nil)
+        case .account(let partition): return .some(partition)
+        case .unknownAccount: return nil
+        }
+    }
+
+    /// `entry` as the response to `request`, with an `Age` header saying how old it is.
+    private func cachedResponse(_ entry: CachedResponse, for request: URLRequest, now: Date) -> Response? {
+        var headers = entry.headers
+        if let name = headers.keys.first(where: { $0.caseInsensitiveCompare("Age") == .orderedSame }) { headers.removeValue(forKey: name) }
+        headers["Age"] = String(Int(min(HTTPCaching.currentAge(of: entry, now: now), 2_147_483_648)))
+        // The request's URL: the entry's has secret query values replaced (a redirected answer is never stored).
+        guard let http = HTTPURLResponse(url: request.url ?? entry.url, statusCode: entry.statusCode, httpVersion: "HTTP/1.1", headerFields: headers) else {
+            return nil
+        }
+        return Response(data: entry.body, httpResponse: http, request: request)
+    }
+
+    /// Whether `error` means the server could not give an answer (not that it gave an unwelcome one).
+    private static func serverCouldNotAnswer(_ error: any Error, lastStatus: Int?) -> Bool {
+        if let lastStatus { return lastStatus >= 500 }   // a 5xx, however the error mapper named it
+        switch error as? NetworkError {
+        case .transportFailed?, .deadlineExceeded?: return true
+        case .tooManyAttempts(_, let last)?: return serverCouldNotAnswer(last, lastStatus: nil)
+        default: return false
+        }
+    }
+
+    /// Whether the app made `request` conditional itself.
+    private static func isConditional(_ request: URLRequest) -> Bool {
+        request.value(forHTTPHeaderField: "If-None-Match") != nil || request.value(forHTTPHeaderField: "If-Modified-Since") != nil
+            || request.value(forHTTPHeaderField: "If-Range") != nil || request.value(forHTTPHeaderField: "If-Match") != nil
+            || request.value(forHTTPHeaderField: "If-Unmodified-Since") != nil
+    }
+}
