@@ -6,6 +6,7 @@ do {
     try await CoreDemo.run()
     try await AuthDemo.run()
     try await RedirectDemo.run()
+    try await CacheDemo.run()
     try await TransferDemo.run()
 } catch {
     print("demo failed: \(error)")

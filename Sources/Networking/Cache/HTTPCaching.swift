@@ -179,7 +179,7 @@ enum HTTPCaching {
             let name = "\(name)"
             let lowercased = name.lowercased()
             guard !unstoredHeaders.contains(lowercased), !keptOn304.contains(lowercased), !redactor.hidesHeader(name) else { continue }
-            if let existing = updated.headers.keys.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) {
+            if let existing = updated.headers.keys.first(where: { sameName($0, name) }) {
                 updated.headers.removeValue(forKey: existing)
             }
             updated.headers[name] = "\(value)"
@@ -223,6 +223,16 @@ enum HTTPCaching {
     /// The value of header `name` in `headers`, looked up case-insensitively.
     static func value(of name: String, in headers: [String: String]) -> String? {
         if let value = headers[name] { return value }
-        return headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+        return headers.first { sameName($0.key, name) }?.value
+    }
+
+    /// Whether two header names are equal ignoring ASCII case (names are tokens: ASCII only), without
+    /// Foundation's locale-aware comparison, which costs more than the whole lookup.
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        for (x, y) in zip(a.utf8, b.utf8) where x != y {
+            guard x | 0x20 == y | 0x20, (x | 0x20) >= 0x61, (x | 0x20) <= 0x7A else { return false }
+        }
+        return true
     }
 }

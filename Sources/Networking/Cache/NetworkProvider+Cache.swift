@@ -178,7 +178,7 @@ extension NetworkProvider {
     /// `entry` as the response to `request`, with an `Age` header saying how old it is.
     private func cachedResponse(_ entry: CachedResponse, for request: URLRequest, now: Date) -> Response? {
         var headers = entry.headers
-        if let name = headers.keys.first(where: { $0.caseInsensitiveCompare("Age") == .orderedSame }) { headers.removeValue(forKey: name) }
+        if let name = headers.keys.first(where: { HTTPCaching.sameName($0, "Age") }) { headers.removeValue(forKey: name) }
         headers["Age"] = String(Int(min(HTTPCaching.currentAge(of: entry, now: now), 2_147_483_648)))
         // The request's URL: the entry's has secret query values replaced (a redirected answer is never stored).
         guard let http = HTTPURLResponse(url: request.url ?? entry.url, statusCode: entry.statusCode, httpVersion: "HTTP/1.1", headerFields: headers) else {

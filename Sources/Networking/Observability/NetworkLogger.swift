@@ -89,6 +89,12 @@ public struct NetworkLogger: EventMonitor {
         }
     }
 
+    /// One line per call that used the response cache: `GET https://… cache: hit` (the key's URL holds
+    /// no secret; the account's partition is not shown).
+    public func cacheDidAnswer(_ result: CacheResult, key: CacheKey, context: RequestContext) {
+        sink.write("\(key.method) \(URL(string: key.url).map(redactor.url) ?? "?") cache: \(result)")
+    }
+
     private func describe(_ title: String, headers: [String: String], body: Data?) -> String {
         var lines = redactor.headerLines(headers).map { "  " + $0 }
         let contentType = headers.first { $0.key.caseInsensitiveCompare("Content-Type") == .orderedSame }?.value
