@@ -282,7 +282,7 @@ public final class NetworkProvider: NetworkProviding {
                 (response, delivered) = try await run(
                     request, for: endpoint, context: context, chain: chain, deadline: deadline, mode: mode, cacheUse: cacheUse,
                     sent: &sent, statuses: &statuses, hops: &hops)
-            } catch where cacheUse?.revalidates == true && statuses.last == .some(304) {
+            } catch  where cacheUse?.revalidates == true && statuses.last == .some(304) {
                 // A 304 about another representation than the stored one: ask again, without conditions.
                 if let use = cacheUse { await use.cache.removeResponse(for: use.key) }
                 cacheUse?.entry = nil

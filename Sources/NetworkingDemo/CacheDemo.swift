@@ -44,6 +44,8 @@ enum CacheDemo {
         let name = try JSONDecoder().decode(Profile.self, from: response.data).name
         let cache = response.report.cache.map { "\($0)" } ?? "not cached"
         let sent = response.report.statusCodes.map { $0.map(String.init) ?? "no answer" }
-        print("\(moment.padding(toLength: 24, withPad: " ", startingAt: 0)) \(name) — cache: \(cache), server answered: \(sent.isEmpty ? "nothing sent" : sent.joined(separator: ", "))")
+        print(
+            "\(moment.padding(toLength: 24, withPad: " ", startingAt: 0)) \(name) — cache: \(cache), server answered: \(sent.isEmpty ? "nothing sent" : sent.joined(separator: ", "))"
+        )
     }
 }

@@ -80,6 +80,32 @@ struct CacheAccountTests {
         await #expect(throws: NetworkError.missingCredential) { try await provider.response(me) }
     }
 
+    @Test("two accounts signed in at once (two providers, one store) each get only their own entry")
+    func accountsSharingOneStore() async throws {
+        // GIVEN alice's and bob's providers over one store, each with its own token
+        stubMe()
+        let cache = MemoryResponseCache()
+        let alice = AuthInterceptor(baseURL: base, store: InMemoryCredentialStore(Credential(accessToken: "alice-token", refreshToken: "r", account: "alice")))
+        { c, _ in c }
+        let bob = AuthInterceptor(baseURL: base, store: InMemoryCredentialStore(Credential(accessToken: "bob-token", refreshToken: "r", account: "bob"))) {
+            c, _ in c
+        }
+        let alices = server.makeProvider(interceptor: alice, cache: cache, now: clock.now)
+        let bobs = server.makeProvider(interceptor: bob, cache: cache, now: clock.now)
+        let me = CachedEndpoint(path: "/me", requiresAuthentication: true)
+        // WHEN both ask for /me twice, interleaved
+        let first = try await alices.request(me, as: Profile.self)
+        let second = try await bobs.request(me, as: Profile.self)
+        let third = try await alices.response(me)
+        let fourth = try await bobs.response(me)
+        // THEN each got their own, from the server once and then from the cache
+        #expect(first.name == "Bearer alice-token" && second.name == "Bearer bob-token")
+        #expect(try JSONDecoder().decode(Profile.self, from: third.data).name == "Bearer alice-token")
+        #expect(try JSONDecoder().decode(Profile.self, from: fourth.data).name == "Bearer bob-token")
+        #expect(third.report.cache == .hit && fourth.report.cache == .hit)
+        #expect(server.requests.count == 2 && cache.count == 2)
+    }
+
     @Test("an expired session clears the account's entries")
     func sessionExpiryClears() async throws {
         stubMe()
@@ -115,7 +141,8 @@ struct CacheAccountTests {
         let cache = RecordingCache()
         let provider = server.makeProvider(interceptor: auth(account: "alice"), cache: cache, now: clock.now)
         _ = try await provider.response(CachedEndpoint(path: "/me", requiresAuthentication: true))
-        _ = try await provider.response(CachedEndpoint(path: "/search", queryItems: [.init(name: "q", value: "kim"), .init(name: "api_key", value: "key-secret")]))
+        _ = try await provider.response(
+            CachedEndpoint(path: "/search", queryItems: [.init(name: "q", value: "kim"), .init(name: "api_key", value: "key-secret")]))
         let everything = cache.everything
         #expect(everything.count == 2)
         let text = try everything.map { key, entry in "\(key.partition ?? "") \(key.url) " + String(decoding: try JSONEncoder().encode(entry), as: UTF8.self) }

@@ -259,7 +259,8 @@ struct CacheTests {
     func staleIfError(_ scenario: String) async throws {
         let control = scenario == "must-revalidate" ? "max-age=60, must-revalidate" : "max-age=60"
         server.stub(.get, "/v1/profile", .json(Profile(name: "Kim"), headers: ["Cache-Control": control, "ETag": "\"v1\""]))
-        let provider = provider(policy: .staleIfError(upTo: 3_600), interceptor: RetryPolicy(retryLimit: 2, exponentialBackoffScale: 0, jitter: 0), maximumAttempts: 3)
+        let provider = provider(
+            policy: .staleIfError(upTo: 3_600), interceptor: RetryPolicy(retryLimit: 2, exponentialBackoffScale: 0, jitter: 0), maximumAttempts: 3)
         _ = try await provider.response(CachedEndpoint())
         clock.advance(by: scenario == "too stale" ? 60 + 3_601 : 600)
         switch scenario {
