@@ -13,7 +13,10 @@ let package = Package(
         .target(name: "Networking"),
         .target(name: "NetworkingTestSupport", dependencies: ["Networking"]),
         .executableTarget(name: "NetworkingDemo", dependencies: ["Networking", "NetworkingTestSupport"]),
-        .testTarget(name: "NetworkingTests", dependencies: ["Networking", "NetworkingTestSupport"]),
+        .testTarget(
+            name: "NetworkingTests", dependencies: ["Networking", "NetworkingTestSupport"],
+            resources: [.copy("Fixtures")]   // certificates and their pins from openssl, NIST's SHA-256 vectors
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
