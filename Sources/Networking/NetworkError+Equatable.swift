@@ -80,6 +80,12 @@ extension NetworkError: Equatable {
         case .notCached:
             guard case .notCached = rhs else { return false }
             return true
+        case let .pinMismatch(a):
+            guard case let .pinMismatch(b) = rhs else { return false }
+            return a == b
+        case let .unenforceablePins(a):
+            guard case let .unenforceablePins(b) = rhs else { return false }
+            return a == b
         }
     }
 

@@ -79,6 +79,14 @@ public enum NetworkError: Error, Sendable {
     /// The call's ``CachePolicy/cacheOnly`` policy allows no request, and the provider's cache holds no
     /// entry for it (or the provider has no cache).
     case notCached
+    /// The server's certificate chain, which the system trusts, has none of the public keys pinned for
+    /// `host` (see ``ServerTrust``): the connection was refused before anything of the request was sent.
+    /// Apple platforms only; not retried.
+    case pinMismatch(host: String)
+    /// The request was not sent: `host` has pins in force that cannot be enforced for it, because this
+    /// platform cannot check pins (Linux; see ``ServerTrust/allowsUnenforcedPinning``) or because the
+    /// request is not https. Checked before every attempt and every redirect hop; not retried.
+    case unenforceablePins(host: String)
 }
 
 extension NetworkError: CustomStringConvertible, LocalizedError {
@@ -123,6 +131,10 @@ extension NetworkError: CustomStringConvertible, LocalizedError {
             return "The response is not in the cache, and the call's cache policy allows no request."
         case let .retryAfter(seconds, statusCode):
             return "The server answered \(statusCode) and asked to wait \(Self.seconds(seconds)) before retrying, longer than the retry policy waits."
+        case let .pinMismatch(host):
+            return "The certificate chain of \(host) has none of the public keys pinned for it; the request was not sent."
+        case let .unenforceablePins(host):
+            return "The request to \(host) was not sent: its pins cannot be enforced here (this platform cannot check them, or the request is not https)."
         }
     }
 

@@ -51,6 +51,8 @@ public final class NetworkProvider: NetworkProviding {
     public let cachePolicy: CachePolicy
     /// The clock the cache's freshness is measured with.
     let now: @Sendable () -> Date
+    /// The public keys pinned per host, checked on every connection to them (see ``ServerTrust``).
+    public let serverTrust: ServerTrust
     /// The configuration's `httpAdditionalHeaders`, moved onto every request the provider builds (the
     /// endpoint's own headers win), so the redirect rules cover them: URLSession would add them to every
     /// hop, whatever its origin.
@@ -98,6 +100,9 @@ public final class NetworkProvider: NetworkProviding {
     ///     default, so the session never stores or answers a response itself (its rules differ between
     ///     platforms). Pass `true` only to keep URLSession's caching instead of `cache`.
     ///   - now: the clock the cache measures freshness with; tests pass one they move by hand.
+    ///   - serverTrust: the public keys to pin per host; ``ServerTrust/default`` (none) by default. Where
+    ///     pins cannot be enforced (Linux), calls to pinned hosts fail before they are sent unless the
+    ///     policy allows it: see ``ServerTrust``.
     ///   - errorMapper: turns an unacceptable response into the app's error; see ``ErrorResponseMapper``.
     ///   - monitors: observers of every call; see ``EventMonitor`` for when they are called.
     ///   - sleep: waits out a ``RetryResult/retryWithDelay(_:)``; by default `Task.sleep`. Tests pass one
@@ -116,11 +121,12 @@ public final class NetworkProvider: NetworkProviding {
         cachePolicy: CachePolicy = .http,
         usesSessionURLCache: Bool = false,
         now: @escaping @Sendable () -> Date = { Date() },
+        serverTrust: ServerTrust = .default,
         errorMapper: ErrorResponseMapper? = nil,
         monitors: [any EventMonitor] = [],
         sleep: @escaping @Sendable (TimeInterval) async throws -> Void = NetworkProvider.taskSleep
     ) {
-        self.delegate = SessionDelegate()
+        self.delegate = SessionDelegate(serverTrust: serverTrust)
         // The delegate's callbacks run one at a time on a queue of their own, at a high QoS: the size
         // limit counts bytes there, and a starved queue lets bytes pile up before it can stop a transfer.
         let callbacks = OperationQueue()
@@ -146,6 +152,7 @@ public final class NetworkProvider: NetworkProviding {
         self.cachePolicy = cachePolicy
         self.now = now
         if let cache, let partitioning = interceptor as? any CachePartitioning { partitioning.attach(cache) }
+        self.serverTrust = serverTrust
         self.errorMapper = errorMapper
         self.events = EventDispatcher(monitors)
         self.sleep = sleep
@@ -389,7 +396,7 @@ public final class NetworkProvider: NetworkProviding {
                 let error = Self.normalize(error)
                 switch error {
                 case NetworkError.cancelled, NetworkError.invalidRequest, NetworkError.deadlineExceeded, NetworkError.responseTooLarge,
-                    NetworkError.fileWriteFailed, NetworkError.encodingFailed:
+                    NetworkError.fileWriteFailed, NetworkError.encodingFailed, NetworkError.pinMismatch, NetworkError.unenforceablePins:
                     throw error   // never worth another attempt
                 default: break
                 }
@@ -467,7 +474,9 @@ public final class NetworkProvider: NetworkProviding {
         while true {
             if Task.isCancelled { throw NetworkError.cancelled }   // never send the next hop for a caller who left
             if deadline.hasPassed { throw deadline.exceeded }
-            let (data, response, delivered) = try await transfer(current, deadline: deadline, limits: limits, mode: mode, followsRedirects: behavior.follows)
+            try serverTrust.checkEnforceable(current.url)   // fails closed where pins cannot be enforced: every hop
+            let (data, response, delivered) = try await transfer(
+                current, context: context, deadline: deadline, limits: limits, mode: mode, followsRedirects: behavior.follows)
             guard behavior.follows, RedirectPolicy.isRedirect(response) else { return (data, response, delivered, current) }
             var decision = RedirectPolicy.decision(
                 statusCode: response.statusCode, location: response.value(forHTTPHeaderField: "Location"), current: current, attempt: request,
@@ -535,6 +544,7 @@ public final class NetworkProvider: NetworkProviding {
     /// Linux it costs more instructions than a completion handler (see Docs/Performance.md).
     private func transfer(
         _ request: URLRequest,
+        context: RequestContext,
         deadline: Deadline,
         limits: (delivery: Int, gathered: Int),
         mode: TransferMode,
@@ -580,7 +590,7 @@ public final class NetworkProvider: NetworkProviding {
                 } else {
                     task = session.dataTask(with: request)
                 }
-                delegate.register(transfer, for: task)
+                delegate.register(transfer, for: task, context: context)
                 handle.start(task)
             }
         } onCancel: {
@@ -600,12 +610,13 @@ public final class NetworkProvider: NetworkProviding {
     }
 
     /// What a finished task means for the attempt: its body and response, or the error to throw.
-    private static func outcome(
+    static func outcome(
         data: Data?, response: URLResponse?, error: (any Error)?, state: SessionDelegate.TaskState?,
         handle: TaskHandle, deadline: Deadline
     ) -> Result<(Data, HTTPURLResponse), any Error> {
         if let error {
             if error is NetworkError { return .failure(error) }   // the transfer's own verdict: too large, a file not written
+            if let refused = state?.serverTrustFailure { return .failure(refused) }   // the delegate refused the server's chain
             let challenged = (error as? URLError)?.code == .cancelled ? state?.challengedResponse : nil
             switch (handle.stop, challenged) {
             case (.expired?, _):

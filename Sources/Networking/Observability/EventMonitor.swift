@@ -79,6 +79,11 @@ public protocol EventMonitor: Sendable {
     /// used it, before its ``requestDidFinish(_:result:attempts:duration:context:)``. A ``CacheResult/hit``
     /// follows ``requestDidBuild(_:context:)`` directly: no attempt was made. `key` holds no secret.
     func cacheDidAnswer(_ result: CacheResult, key: CacheKey, context: RequestContext)
+    /// A server's certificate chain, trusted by the system, has none of the pins of its host (see
+    /// ``ServerTrust``; Apple platforms only, where pins are checked). Told during the attempt, after
+    /// ``taskDidStart(_:context:)``, once per connection (a reused connection is not checked again). When
+    /// `mismatch.isReportOnly`, the call goes on; otherwise it fails with ``NetworkError/pinMismatch(host:)``.
+    func pinValidationDidFail(_ mismatch: PinMismatch, context: RequestContext)
 }
 
 extension EventMonitor {
@@ -101,6 +106,7 @@ extension EventMonitor {
     ) {}
     public func streamDidEnd(_ response: Response, error: (any Error)?, bytes: Int64, context: RequestContext) {}
     public func cacheDidAnswer(_ result: CacheResult, key: CacheKey, context: RequestContext) {}
+    public func pinValidationDidFail(_ mismatch: PinMismatch, context: RequestContext) {}
 }
 
 /// The provider's monitors behind one serial queue: the pipeline only enqueues, never waits.

@@ -95,6 +95,12 @@ public struct NetworkLogger: EventMonitor {
         sink.write("\(key.method) \(URL(string: key.url).map(redactor.url) ?? "?") cache: \(result)")
     }
 
+    /// Logs a server whose chain matched none of its pins, by the keys' pins only:
+    /// `⚠︎ pins: api.example.com presented keys [a…=, b…=], none of its pins [c…=, d…=]: the call was stopped`.
+    public func pinValidationDidFail(_ mismatch: PinMismatch, context: RequestContext) {
+        sink.write("⚠︎ pins: \(mismatch)")
+    }
+
     private func describe(_ title: String, headers: [String: String], body: Data?) -> String {
         var lines = redactor.headerLines(headers).map { "  " + $0 }
         let contentType = headers.first { $0.key.caseInsensitiveCompare("Content-Type") == .orderedSame }?.value

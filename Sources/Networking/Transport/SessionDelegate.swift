@@ -14,8 +14,13 @@ import Foundation
 ///   completes on Linux unless the challenge is answered (swift-corelibs-foundation issue 5456, fixed
 ///   after Swift 6.3.1), and every answer there fails the task with `cancelled`. The delegate cancels
 ///   the challenge and keeps its 401 response, which the provider then validates like any other, with
-///   the body that arrived before the challenge. Server-trust and client-certificate challenges, and
-///   every challenge on Apple platforms, keep URLSession's default handling.
+///   the body that arrived before the challenge. Client-certificate challenges, and every other
+///   challenge on Apple platforms, keep URLSession's default handling.
+/// - Server trust (Apple platforms only: Linux never asks): for a host the ``ServerTrust`` pins, the
+///   system's evaluation and then the pins decide (``ServerTrustVerdict``); a refusal is recorded in the
+///   task's state, so the call fails with its own error rather than `cancelled`, and a mismatch is told to
+///   the call's monitors. The task-level callback is the one implemented, so URLSession sends the
+///   session-level server-trust challenge there, with the task it is for.
 /// - Attempts: every task is registered with its ``DelegateTransfer``, which gets the task's
 ///   response, body, upload progress and completion through here.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
@@ -26,17 +31,27 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         var challengedResponse: HTTPURLResponse?
         /// The attempt that receives this task's callbacks.
         var transfer: DelegateTransfer?
+        /// The call the task belongs to, whose monitors hear of a pin mismatch.
+        var context: RequestContext?
+        /// Why the delegate refused the server's certificate chain, if it did: the attempt's error.
+        var serverTrustFailure: NetworkError?
     }
 
+    /// The pins the server-trust challenges are answered by.
+    let serverTrust: ServerTrust
     // @unchecked: `states` is guarded by `lock`.
     private let lock = NSLock()
     private var states: [Int: TaskState] = [:]
 
-    /// Sends `task`'s callbacks to `transfer` (call before resuming it).
-    func register(_ transfer: DelegateTransfer, for task: URLSessionTask) {
+    init(serverTrust: ServerTrust = .default) {
+        self.serverTrust = serverTrust
+    }
+
+    /// Sends `task`'s callbacks to `transfer` (call before resuming it); `context` is the call's.
+    func register(_ transfer: DelegateTransfer, for task: URLSessionTask, context: RequestContext? = nil) {
         lock.lock()
         defer { lock.unlock() }
-        states[task.taskIdentifier] = TaskState(transfer: transfer)
+        states[task.taskIdentifier] = TaskState(transfer: transfer, context: context)
     }
 
     private func transfer(of task: URLSessionTask) -> DelegateTransfer? {
@@ -86,29 +101,71 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         transfer.didComplete(task, error: error, state: state)
     }
 
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        #if canImport(Security)
+            // Apple platforms only (not compiled by this repository's CI): the chain goes to the plain-Swift verdict.
+            if challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust,
+                let trust = challenge.protectionSpace.serverTrust
+            {
+                let host = challenge.protectionSpace.host
+                let verdict = serverTrust.verdict(forHost: host, at: Date()) { SystemTrust.evaluate(trust, host: host) }
+                let disposition = answer(verdict, for: task)
+                completionHandler(disposition, disposition == .useCredential ? URLCredential(trust: trust) : nil)
+                return
+            }
+        #endif
+        #if canImport(FoundationNetworking)
+            if Self.httpAuthenticationMethods.contains(challenge.protectionSpace.authenticationMethod),
+                let response = challenge.failureResponse as? HTTPURLResponse
+            {
+                lock.lock()
+                states[task.taskIdentifier, default: TaskState()].challengedResponse = response
+                lock.unlock()
+                completionHandler(.cancelAuthenticationChallenge, nil)
+                return
+            }
+        #endif
+        completionHandler(.performDefaultHandling, nil)
+    }
+
     #if canImport(FoundationNetworking)
         /// The challenges a server's 401 raises (the others keep default handling).
         private static let httpAuthenticationMethods: Set<String> = [
             NSURLAuthenticationMethodDefault, NSURLAuthenticationMethodHTTPBasic, NSURLAuthenticationMethodHTTPDigest,
             NSURLAuthenticationMethodNTLM, NSURLAuthenticationMethodNegotiate,
         ]
-
-        func urlSession(
-            _ session: URLSession,
-            task: URLSessionTask,
-            didReceive challenge: URLAuthenticationChallenge,
-            completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
-        ) {
-            guard Self.httpAuthenticationMethods.contains(challenge.protectionSpace.authenticationMethod),
-                let response = challenge.failureResponse as? HTTPURLResponse
-            else {
-                completionHandler(.performDefaultHandling, nil)
-                return
-            }
-            lock.lock()
-            states[task.taskIdentifier, default: TaskState()].challengedResponse = response
-            lock.unlock()
-            completionHandler(.cancelAuthenticationChallenge, nil)
-        }
     #endif
+
+    /// Answers `task`'s server-trust challenge as `verdict` says. A refusal is recorded in the task's state
+    /// first (the task then fails with `cancelled`, and the provider throws the recorded error instead); a
+    /// mismatch is told to the call's monitors, before the attempt goes on or fails.
+    func answer(_ verdict: ServerTrustVerdict, for task: URLSessionTask) -> URLSession.AuthChallengeDisposition {
+        let mismatch: PinMismatch?
+        let disposition: URLSession.AuthChallengeDisposition
+        switch verdict {
+        case .performDefaultHandling:
+            return .performDefaultHandling
+        case .accept:
+            return .useCredential
+        case .acceptReporting(let reported):
+            (mismatch, disposition) = (reported, .useCredential)
+        case .reject(let error, let reported):
+            (mismatch, disposition) = (reported, .cancelAuthenticationChallenge)
+            lock.lock()
+            states[task.taskIdentifier, default: TaskState()].serverTrustFailure = error
+            lock.unlock()
+        }
+        if let mismatch {
+            lock.lock()
+            let context = states[task.taskIdentifier]?.context
+            lock.unlock()
+            if let context { context.events.send { $0.pinValidationDidFail(mismatch, context: context) } }
+        }
+        return disposition
+    }
 }
