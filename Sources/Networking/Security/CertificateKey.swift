@@ -44,8 +44,8 @@ enum CertificateKey {
     /// The pin of the key of `certificate` (DER, or the first certificate of a PEM text), or `nil` when it is
     /// not a certificate.
     static func pin(ofCertificate certificate: Data) -> String? {
-        let bytes = der(from: certificate) ?? [UInt8](certificate)
-        guard let key = subjectPublicKeyInfo(of: bytes) else { return nil }
+        let bytes = [UInt8](certificate)
+        guard let key = subjectPublicKeyInfo(of: der(fromPEM: bytes) ?? bytes) else { return nil }
         return pin(ofSubjectPublicKeyInfo: key)
     }
 
@@ -54,14 +54,25 @@ enum CertificateKey {
         Data(SHA256.digest(key)).base64EncodedString()
     }
 
+    private static let pemBegin = Array("-----BEGIN CERTIFICATE-----".utf8)
+    private static let pemEnd = Array("-----END CERTIFICATE-----".utf8)
+
     /// The DER of the first certificate in `pem` (`-----BEGIN CERTIFICATE-----` … `-----END CERTIFICATE-----`),
-    /// or `nil` when there is none.
-    private static func der(from pem: Data) -> [UInt8]? {
-        let text = String(decoding: pem, as: UTF8.self)
-        guard let begin = text.range(of: "-----BEGIN CERTIFICATE-----"),
-            let end = text.range(of: "-----END CERTIFICATE-----", range: begin.upperBound..<text.endIndex)
+    /// or `nil` when there is none. (Bytes, not a `String`: a DER input is searched quickly and never decoded.)
+    private static func der(fromPEM pem: [UInt8]) -> [UInt8]? {
+        guard let begin = firstIndex(of: pemBegin, in: pem, from: 0),
+            let end = firstIndex(of: pemEnd, in: pem, from: begin + pemBegin.count)
         else { return nil }
-        let body = text[begin.upperBound..<end.lowerBound].filter { !$0.isWhitespace }
-        return Data(base64Encoded: String(body)).map { [UInt8]($0) }
+        let body = pem[(begin + pemBegin.count)..<end].filter { ![UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "\n")].contains($0) }
+        return Data(base64Encoded: Data(body)).map { [UInt8]($0) }
+    }
+
+    /// Where `marker` first occurs in `bytes` at or after `start`.
+    private static func firstIndex(of marker: [UInt8], in bytes: [UInt8], from start: Int) -> Int? {
+        guard let first = marker.first, start >= 0, bytes.count - marker.count >= start else { return nil }
+        for index in start...(bytes.count - marker.count) where bytes[index] == first {
+            if bytes[index..<(index + marker.count)].elementsEqual(marker) { return index }
+        }
+        return nil
     }
 }
