@@ -113,7 +113,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
                 let trust = challenge.protectionSpace.serverTrust
             {
                 let host = challenge.protectionSpace.host
-                let verdict = serverTrust.verdict(forHost: host, at: Date()) { SystemTrust.evaluate(trust, host: host) }
+                let verdict = serverTrust.verdict(forHost: host, at: Date()) { SystemTrust.evaluate(trust) }
                 let disposition = answer(verdict, for: task)
                 completionHandler(disposition, disposition == .useCredential ? URLCredential(trust: trust) : nil)
                 return
