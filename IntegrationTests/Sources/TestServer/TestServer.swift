@@ -225,6 +225,7 @@ extension TestServer {
             ])
         }
         addTransferRoutes(to: router, state: state)
+        addCacheRoutes(to: router, state: state)
         router.get("/echo", use: echo)
         router.post("/echo", use: echo)
         router.put("/echo", use: echo)

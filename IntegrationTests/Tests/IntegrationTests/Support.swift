@@ -52,6 +52,8 @@ struct LiveClient {
         store: any CredentialStore = InMemoryCredentialStore(),
         retriers: [any RequestRetrier] = [],
         refreshWindow: RefreshWindow = RefreshWindow(),
+        cache: (any ResponseCache)? = nil,
+        now: @escaping @Sendable () -> Date = { Date() },
         sleep: @escaping @Sendable (TimeInterval) async throws -> Void = NetworkProvider.taskSleep
     ) {
         self.server = server
@@ -70,6 +72,8 @@ struct LiveClient {
         self.provider = NetworkProvider(
             configuration: configuration,
             interceptor: Interceptor(adapters: [auth], retriers: [auth] + retriers),
+            cache: cache,
+            now: now,
             sleep: sleep
         )
     }
@@ -78,12 +82,16 @@ struct LiveClient {
         Call(baseURL: server.baseURL, path: path, method: method, headers: headers, body: body)
     }
 
-    /// Signs in and stores the credential.
+    /// Signs in through `path` and stores the credential, for `account` when given (the response cache's
+    /// partition; `/cache/sign-in` issues tokens the server maps to it).
     @discardableResult
-    func signIn() async throws -> Tokens {
+    func signIn(account: String? = nil, path: String = "/auth/sign-in") async throws -> Tokens {
+        let body = account.map { RequestBody.json(["account": $0]) } ?? RequestBody.none
         let tokens = try await plain.request(
-            Call(baseURL: server.baseURL, path: "/auth/sign-in", method: .post, requiresAuthentication: false), as: Tokens.self)
-        try await auth.signIn(with: tokens.credential)
+            Call(baseURL: server.baseURL, path: path, method: .post, body: body, requiresAuthentication: false), as: Tokens.self)
+        var credential = tokens.credential
+        credential.account = account
+        try await auth.signIn(with: credential)
         return tokens
     }
 
