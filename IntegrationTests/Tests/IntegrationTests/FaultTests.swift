@@ -26,7 +26,9 @@ struct FaultTests {
             } throws: { error in
                 transportCode(of: error) == .timedOut
             }
-            #expect(Date().timeIntervalSince(start) >= 1)
+            // Not at once (a timeout truncated to 0 fails within milliseconds); libcurl's timer may fire a
+            // fraction of a millisecond early (0.99988 s was measured), so the bound leaves it room.
+            #expect(Date().timeIntervalSince(start) >= 0.9)
         }
     }
 
