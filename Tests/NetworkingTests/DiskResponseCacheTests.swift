@@ -30,6 +30,17 @@ private func fileSize(of response: CachedResponse, for key: CacheKey) async thro
     return await cache.byteCount
 }
 
+/// A cache in `folder` with room for three and a half entries that stored a, b and c, then read a; with
+/// the keys a, b, c and d, and the cache's bound.
+private func threeEntriesOfWhichTheFirstWasRead(in folder: URL) async throws -> (DiskResponseCache, [CacheKey], Int) {
+    let keys = ["a", "b", "c", "d"].map { CacheFixture.key($0) }
+    let size = try await fileSize(of: CacheFixture.response(for: keys[0]), for: keys[0])
+    let cache = DiskResponseCache(directory: folder, maximumBytes: 3 * size + size / 2)
+    for key in keys.prefix(3) { await cache.store(CacheFixture.response(for: key), for: key) }
+    _ = await cache.cachedResponse(for: keys[0])
+    return (cache, keys, cache.maximumBytes)
+}
+
 @Suite("DiskResponseCache", SuiteTimeLimit.oneMinute)
 struct DiskResponseCacheTests {
     @Test func anEntryIsReadBackEqualFromAFileNamedByADigestInItsPartitionsFolder() async throws {
@@ -126,13 +137,9 @@ struct DiskResponseCacheTests {
         // GIVEN a cache with room for three and a half entries that stored a, b, c and then read a
         let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let keys = ["a", "b", "c", "d"].map { CacheFixture.key($0) }
-        let size = try await fileSize(of: CacheFixture.response(for: keys[0]), for: keys[0])
-        let first = DiskResponseCache(directory: folder, maximumBytes: 3 * size + size / 2)
-        for key in keys.prefix(3) { await first.store(CacheFixture.response(for: key), for: key) }
-        _ = await first.cachedResponse(for: keys[0])
+        let (_, keys, limit) = try await threeEntriesOfWhichTheFirstWasRead(in: folder)
         // WHEN a new cache on the folder stores d
-        let second = DiskResponseCache(directory: folder, maximumBytes: 3 * size + size / 2)
+        let second = DiskResponseCache(directory: folder, maximumBytes: limit)
         await second.store(CacheFixture.response(for: keys[3]), for: keys[3])
         // THEN b, the least recently used before the relaunch, is the one evicted
         #expect(await second.cachedResponse(for: keys[1]) == nil)
@@ -143,11 +150,7 @@ struct DiskResponseCacheTests {
         // GIVEN a cache with room for three and a half entries holding a, b, c, of which a was read
         let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let keys = ["a", "b", "c", "d"].map { CacheFixture.key($0) }
-        let size = try await fileSize(of: CacheFixture.response(for: keys[0]), for: keys[0])
-        let cache = DiskResponseCache(directory: folder, maximumBytes: 3 * size + size / 2)
-        for key in keys.prefix(3) { await cache.store(CacheFixture.response(for: key), for: key) }
-        _ = await cache.cachedResponse(for: keys[0])
+        let (cache, keys, limit) = try await threeEntriesOfWhichTheFirstWasRead(in: folder)
         // WHEN d is stored
         await cache.store(CacheFixture.response(for: keys[3]), for: keys[3])
         // THEN b is evicted, the others stay
@@ -155,7 +158,7 @@ struct DiskResponseCacheTests {
         #expect(await cache.cachedResponse(for: keys[0]) != nil)
         #expect(await cache.count == 3)
         // WHEN a response larger than the whole limit is stored under a
-        await cache.store(CacheFixture.response(for: keys[0], bodySize: 4 * size), for: keys[0])
+        await cache.store(CacheFixture.response(for: keys[0], bodySize: limit), for: keys[0])
         // THEN a misses (its older entry went too) and c and d stay
         #expect(await cache.cachedResponse(for: keys[0]) == nil)
         #expect(await cache.count == 2)
