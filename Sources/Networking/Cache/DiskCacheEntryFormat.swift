@@ -33,9 +33,9 @@ enum DiskCacheEntryFormat {
         let response: CachedResponse
     }
 
-    static let headerSize = 28
+    private static let headerSize = 28
     /// The largest metadata accepted: far more than any real URL and headers.
-    static let maximumMetadataSize = 16 * 1_024 * 1_024
+    private static let maximumMetadataSize = 16 * 1_024 * 1_024
     private static let magic: [UInt8] = Array("NWRC".utf8)
     private static let version: UInt8 = 1
 

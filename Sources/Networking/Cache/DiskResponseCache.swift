@@ -337,7 +337,7 @@ public final class DiskResponseCache: ResponseCache, @unchecked Sendable {
 
     /// The subfolder of `partition`: `public` for none, the partition itself when it is a short
     /// lowercase hexadecimal digest (as ``CacheKey/partition(forAccount:)`` makes), else its digest.
-    static func folderName(for partition: String?) -> String {
+    private static func folderName(for partition: String?) -> String {
         guard let partition else { return "public" }
         return (1...64).contains(partition.utf8.count) && isHex(partition) ? partition : SHA256.hex(partition)
     }
@@ -353,7 +353,7 @@ public final class DiskResponseCache: ResponseCache, @unchecked Sendable {
 
 extension DiskResponseCache {
     /// Where an entry's file is: the subfolder of its partition, and the digest of its key.
-    struct EntryFile: Hashable, Sendable {
+    private struct EntryFile: Hashable, Sendable {
         let folder: String
         let name: String
 
