@@ -9,10 +9,11 @@ enum CacheFixture {
         CacheKey(partition: partition, method: method, url: "https://api.example.com/v1/\(path)")
     }
 
-    /// A 200 response for `key` whose body is `bodySize` bytes derived from `seed` (so that two responses
-    /// with different seeds differ), with a few headers and a variant header.
+    /// A 200 response for `key` whose body is `bodySize` bytes derived from `seed`, with a few headers and
+    /// a variant header; responses of different seeds differ (in their ETag and dates at least).
     static func response(for key: CacheKey, bodySize: Int = 100, seed: Int = 0) -> CachedResponse {
-        let body = Data((0..<bodySize).map { (index: Int) in UInt8(truncatingIfNeeded: index &* 31 &+ seed) })
+        let start = seed & 0xFF
+        let body = bodySize <= 4_096 ? Data(pattern[start..<start + bodySize]) : Data(repeating: UInt8(start), count: bodySize)
         return CachedResponse(
             url: URL(string: key.url) ?? URL(fileURLWithPath: "/"), statusCode: 200,
             headers: ["Content-Type": "application/json", "ETag": "\"v\(seed)\"", "Cache-Control": "max-age=60"], body: body,
@@ -20,6 +21,10 @@ enum CacheFixture {
             responseDate: Date(timeIntervalSinceReferenceDate: 700_000_000.5 + Double(seed)),
             variantHeaders: ["accept-language": "ko-KR", "accept": nil])
     }
+
+    /// Bytes that body slices are cut from (computed once: building thousands of bodies byte by byte
+    /// would take most of a debug run).
+    private static let pattern = Data((0..<(4_096 + 256)).map { (index: Int) in UInt8(truncatingIfNeeded: index &* 31 &+ index >> 8) })
 }
 
 @Suite("MemoryResponseCache", SuiteTimeLimit.oneMinute)
