@@ -7,6 +7,9 @@
 //   raw-concurrent, provider-concurrent     batches of 64 concurrent tasks, through the mock
 //   raw-tcp, provider-tcp                   one after another, to a loopback server on <port>
 //   provider-nodeadline                     provider-sequential with no deadline (what the deadline timer costs)
+//   provider-cache-hit                      provider-sequential with a MemoryResponseCache: the response (with
+//                                           `Cache-Control: max-age=3600`) is stored by one request before the
+//                                           loop, so every counted request is a fresh hit, decode included
 // compare.sh runs each mode twice (with N and 3N requests) and takes the difference, so that start-up
 // cancels out. `main` is synchronous and waits on a detached task: callgrind crashes on an async main here.
 import Dispatch
@@ -24,7 +27,11 @@ struct UserEndpoint: Endpoint {
     var path: String { "/users/1" }
 }
 
-enum Failure: Error { case status(Int) }
+enum Failure: Error {
+    case status(Int)
+    /// The server saw this many requests where the cache mode expects only the one before the loop.
+    case notHits(Int)
+}
 
 /// What an app writing raw URLSession code does: join the URL, send, check 2xx, decode.
 struct RawClient: Sendable {
@@ -49,11 +56,17 @@ guard arguments.count >= 3, let count = Int(arguments[2]) else {
 let mode = arguments[1]
 let port = arguments.count > 3 ? arguments[3] : "0"
 let server = MockServer()
-server.stub(.get, "/v1/users/1", .json(User.sample))
+// Only the cache mode's response is cacheable: the other modes' stay as they were measured.
+let cacheHeaders = mode == "provider-cache-hit" ? ["Cache-Control": "max-age=3600"] : [:]
+server.stub(.get, "/v1/users/1", .json(User.sample, headers: cacheHeaders))
 let mockBase = URL(string: "https://api.example.com/v1")!
 let tcpBase = URL(string: "http://127.0.0.1:\(port)/v1")!
 
 let send: @Sendable () async throws -> User
+/// Runs once before the counted requests (in both runs of a mode, so the difference drops it too).
+var prepare: @Sendable () async throws -> Void = {}
+/// Checks what the server saw after the counted requests.
+var check: @Sendable () throws -> Void = {}
 switch mode {
 case "raw-sequential", "raw-concurrent":
     let client = RawClient(session: URLSession(configuration: server.makeConfiguration()), baseURL: mockBase, route: { server.route($0) })
@@ -61,6 +74,12 @@ case "raw-sequential", "raw-concurrent":
 case "provider-sequential", "provider-concurrent", "provider-nodeadline":
     let provider = server.makeProvider(deadline: mode == "provider-nodeadline" ? .infinity : NetworkProvider.defaultDeadline)
     send = { try await provider.request(UserEndpoint(baseURL: mockBase), as: User.self) }
+case "provider-cache-hit":
+    let provider = server.makeProvider(cache: MemoryResponseCache())
+    let endpoint = UserEndpoint(baseURL: mockBase)
+    prepare = { _ = try await provider.request(endpoint, as: User.self) }   // the one miss: stores the response
+    send = { try await provider.request(endpoint, as: User.self) }
+    check = { if server.requests.count != 1 { throw Failure.notHits(server.requests.count) } }
 case "raw-tcp":
     let client = RawClient(session: URLSession(configuration: .ephemeral), baseURL: tcpBase, route: { $0 })
     send = { try await client.user() }
@@ -74,8 +93,9 @@ default:
 
 let finished = DispatchSemaphore(value: 0)
 nonisolated(unsafe) var failure: (any Error)?
-Task.detached {
+Task.detached { [prepare, check] in
     do {
+        try await prepare()
         if mode.hasSuffix("concurrent") {
             for _ in 0..<(count / 64) {
                 try await withThrowingTaskGroup(of: Int.self) { group in
@@ -86,6 +106,7 @@ Task.detached {
         } else {
             for _ in 0..<count where try await send().id != 1 { throw Failure.status(0) }
         }
+        try check()
     } catch {
         failure = error
     }
