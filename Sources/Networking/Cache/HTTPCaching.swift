@@ -99,9 +99,12 @@ enum HTTPCaching {
     /// minus `Date`, else for a heuristically cacheable status a tenth of the time since `Last-Modified`
     /// (at most ``heuristicLimit``), else 0.
     static func freshnessLifetime(of entry: CachedResponse) -> TimeInterval {
-        let control = CacheControl(header: value(of: "Cache-Control", in: entry.headers))
+        freshnessLifetime(of: entry, control: CacheControl(header: value(of: "Cache-Control", in: entry.headers)), date: dateValue(of: entry))
+    }
+
+    /// ``freshnessLifetime(of:)`` with the entry's `Cache-Control` and `Date` already read.
+    private static func freshnessLifetime(of entry: CachedResponse, control: CacheControl, date: Date) -> TimeInterval {
         if let maxAge = control.maxAge { return maxAge }
-        let date = dateValue(of: entry)
         if let expires = value(of: "Expires", in: entry.headers) {
             guard let expiry = HTTPDate.parse(expires, relativeTo: entry.responseDate) else { return 0 }   // invalid: already expired
             return max(0, expiry.timeIntervalSince(date))
@@ -115,9 +118,14 @@ enum HTTPCaching {
     /// How old `entry` is at `now` (RFC 9111 §4.2.3): its `Age` when stored, corrected for the time the
     /// response took and any clock difference, plus the time since it arrived.
     static func currentAge(of entry: CachedResponse, now: Date) -> TimeInterval {
-        let apparentAge = max(0, entry.responseDate.timeIntervalSince(dateValue(of: entry)))
+        currentAge(of: entry, now: now, date: dateValue(of: entry))
+    }
+
+    /// ``currentAge(of:now:)`` with the entry's `Date` already read.
+    private static func currentAge(of entry: CachedResponse, now: Date, date: Date) -> TimeInterval {
+        let apparentAge = max(0, entry.responseDate.timeIntervalSince(date))
         let responseDelay = max(0, entry.responseDate.timeIntervalSince(entry.requestDate))
-        let ageValue = value(of: "Age", in: entry.headers).flatMap { TimeInterval($0.trimmingCharacters(in: .whitespaces)) }.map { max(0, $0) } ?? 0
+        let ageValue = value(of: "Age", in: entry.headers).flatMap(deltaSeconds) ?? 0
         let correctedInitialAge = max(apparentAge, ageValue + responseDelay)
         return correctedInitialAge + max(0, now.timeIntervalSince(entry.responseDate))
     }
@@ -125,18 +133,38 @@ enum HTTPCaching {
     /// Whether `entry` may answer `request` at `now` without asking the server: fresh for the response's
     /// rules (no `no-cache`) and for the request's (`no-cache`, `max-age`, `min-fresh`, `max-stale`).
     static func isFresh(_ entry: CachedResponse, for request: URLRequest, now: Date) -> Bool {
+        freshness(of: entry, for: request, now: now).isFresh
+    }
+
+    /// ``isFresh(_:for:now:)`` and the entry's current age, each header read once (a hit's hot path).
+    static func freshness(of entry: CachedResponse, for request: URLRequest, now: Date) -> (isFresh: Bool, age: TimeInterval) {
         let control = CacheControl(header: value(of: "Cache-Control", in: entry.headers), pragma: value(of: "Pragma", in: entry.headers))
-        guard !control.noCache else { return false }
-        let requestControl = CacheControl(
-            header: request.value(forHTTPHeaderField: "Cache-Control"), pragma: request.value(forHTTPHeaderField: "Pragma"))
-        guard !requestControl.noCache else { return false }
-        let age = currentAge(of: entry, now: now)
-        var lifetime = freshnessLifetime(of: entry)
+        let date = dateValue(of: entry)
+        let age = currentAge(of: entry, now: now, date: date)
+        guard !control.noCache else { return (false, age) }
+        var lifetime = freshnessLifetime(of: entry, control: control, date: date)
+        let requestControl =
+            request.value(forHTTPHeaderField: "Cache-Control").map { CacheControl(header: $0) }
+            ?? request.value(forHTTPHeaderField: "Pragma").map { CacheControl(header: nil, pragma: $0) }
+        guard let requestControl else { return (age < lifetime, age) }
+        guard !requestControl.noCache else { return (false, age) }
         if let maxAge = requestControl.maxAge { lifetime = min(lifetime, maxAge) }
         if let minFresh = requestControl.minFresh { lifetime -= minFresh }
-        if age < lifetime { return true }
-        if let maxStale = requestControl.maxStale, !control.mustRevalidate { return age < lifetime + maxStale }
-        return false
+        if age < lifetime { return (true, age) }
+        if let maxStale = requestControl.maxStale, !control.mustRevalidate { return (age < lifetime + maxStale, age) }
+        return (false, age)
+    }
+
+    /// A delta-seconds value (`Age`): digits only, clamped; anything else is ignored.
+    private static func deltaSeconds(_ text: String) -> TimeInterval? {
+        var value = 0
+        var digits = 0
+        for byte in text.utf8 where byte != 0x20 && byte != 0x09 {
+            guard byte >= 0x30, byte <= 0x39 else { return nil }
+            value = min(value * 10 + Int(byte - 0x30), 999_999_999_999)
+            digits += 1
+        }
+        return digits == 0 ? nil : TimeInterval(value)
     }
 
     /// How many seconds `entry` is past its freshness at `now` (0 while fresh).

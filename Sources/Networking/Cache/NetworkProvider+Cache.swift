@@ -61,12 +61,11 @@ extension NetworkProvider {
         }
         switch policy.kind {
         case .cacheOnly, .cacheElseLoad:
-            let fresh = HTTPCaching.isFresh(entry, for: built, now: requestDate)
-            if let response = cachedResponse(entry, for: built, now: requestDate) { return .answer(response, fresh ? .hit : .staleHit, use.key) }
+            let (fresh, age) = HTTPCaching.freshness(of: entry, for: built, now: requestDate)
+            if let response = cachedResponse(entry, for: built, age: age) { return .answer(response, fresh ? .hit : .staleHit, use.key) }
         case .http, .staleIfError:
-            if HTTPCaching.isFresh(entry, for: built, now: requestDate), let response = cachedResponse(entry, for: built, now: requestDate) {
-                return .answer(response, .hit, use.key)
-            }
+            let (fresh, age) = HTTPCaching.freshness(of: entry, for: built, now: requestDate)
+            if fresh, let response = cachedResponse(entry, for: built, age: age) { return .answer(response, .hit, use.key) }
         case .revalidate, .reload, .disabled:
             break
         }
@@ -83,7 +82,7 @@ extension NetworkProvider {
     func revalidatedResponse(_ notModified: HTTPURLResponse, request: URLRequest, use: CacheUse) -> Response? {
         guard use.revalidates, let entry = use.entry, HTTPCaching.notModified(notModified, matches: entry) else { return nil }
         let updated = HTTPCaching.updated(entry, with: notModified, requestDate: use.requestDate, responseDate: now())
-        return cachedResponse(updated, for: request, now: updated.responseDate)
+        return cachedResponse(updated, for: request, age: HTTPCaching.currentAge(of: updated, now: updated.responseDate))
     }
 
     /// After an accepted response: stores it (or the entry a 304 updated), or removes an entry it
@@ -130,7 +129,7 @@ extension NetworkProvider {
         else { return nil }
         let now = self.now()
         guard HTTPCaching.staleness(of: entry, now: now) <= allowed else { return nil }
-        return cachedResponse(entry, for: use.built, now: now)
+        return cachedResponse(entry, for: use.built, age: HTTPCaching.currentAge(of: entry, now: now))
     }
 
     /// After a successful unsafe call (`POST`, `PUT`, `PATCH`, `DELETE`, …): removes the entries of its
@@ -175,11 +174,11 @@ extension NetworkProvider {
         }
     }
 
-    /// `entry` as the response to `request`, with an `Age` header saying how old it is.
-    private func cachedResponse(_ entry: CachedResponse, for request: URLRequest, now: Date) -> Response? {
+    /// `entry` as the response to `request`, with an `Age` header saying how old it is (`age` seconds).
+    private func cachedResponse(_ entry: CachedResponse, for request: URLRequest, age: TimeInterval) -> Response? {
         var headers = entry.headers
         if let name = headers.keys.first(where: { HTTPCaching.sameName($0, "Age") }) { headers.removeValue(forKey: name) }
-        headers["Age"] = String(Int(min(HTTPCaching.currentAge(of: entry, now: now), 2_147_483_648)))
+        headers["Age"] = String(Int(min(max(age, 0), 2_147_483_648)))
         // The request's URL: the entry's has secret query values replaced (a redirected answer is never stored).
         guard let http = HTTPURLResponse(url: request.url ?? entry.url, statusCode: entry.statusCode, httpVersion: "HTTP/1.1", headerFields: headers) else {
             return nil
