@@ -134,6 +134,30 @@ struct CacheAccountTests {
         #expect(try await provider.response(CachedEndpoint(path: "/me", requiresAuthentication: false)).report.cache == .hit)
     }
 
+    @Test("a response to a request with credentials no AuthInterceptor tied to an account is not stored")
+    func credentialsWithoutAccountAreNotStored() async throws {
+        // GIVEN an app whose own adapter sets Authorization, and an AuthInterceptor hidden inside another interceptor
+        stubMe()
+        let cache = MemoryResponseCache()
+        let ownAdapter = server.makeProvider(interceptor: HeaderAdapter(name: "Authorization", value: "Bearer static-key"), cache: cache, now: clock.now)
+        let wrapped = server.makeProvider(interceptor: Wrapping(inner: auth(account: "alice")), cache: cache, now: clock.now)
+        let me = CachedEndpoint(path: "/me", requiresAuthentication: true)
+        // WHEN each asks twice
+        for provider in [ownAdapter, ownAdapter, wrapped, wrapped] { _ = try await provider.response(me) }
+        // THEN every call reached the server and nothing was stored
+        #expect(server.requests.count == 4)
+        #expect(cache.count == 0)
+    }
+
+    /// An interceptor of the app's own around another: the provider cannot see what is inside.
+    struct Wrapping: RequestInterceptor {
+        let inner: any RequestInterceptor
+        func adapt(_ request: URLRequest, for context: RequestContext) async throws -> URLRequest { try await inner.adapt(request, for: context) }
+        func retry(_ request: URLRequest, dueTo error: any Error, response: Response?, context: RequestContext) async -> RetryResult {
+            await inner.retry(request, dueTo: error, response: response, context: context)
+        }
+    }
+
     @Test("no secret is stored: no token, cookie or secret query value in any key or entry")
     func noSecretsStored() async throws {
         stubMe()

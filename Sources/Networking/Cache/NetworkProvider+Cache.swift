@@ -93,8 +93,10 @@ extension NetworkProvider {
             await use.cache.store(updated, for: use.key)
             return .revalidated
         }
-        // A response reached through a redirect answers another URL: it is not filed under this one.
-        if !redirected,
+        // A response reached through a redirect answers another URL: it is not filed under this one. One
+        // to a request with credentials that no interceptor tied to an account (an adapter of the app's
+        // own, or an AuthInterceptor inside another interceptor) could be anyone's: not stored.
+        if !redirected, use.key.partition != nil || !Self.carriesCredentials(response.request),
             let entry = HTTPCaching.entry(
                 for: response.httpResponse, body: response.data, request: use.built, requestDate: use.requestDate, responseDate: now())
         {
@@ -193,6 +195,15 @@ extension NetworkProvider {
         case .transportFailed?, .deadlineExceeded?: return true
         case .tooManyAttempts(_, let last)?: return serverCouldNotAnswer(last, lastStatus: nil)
         default: return false
+        }
+    }
+
+    /// Whether `request` carries credentials: `Authorization`, `Proxy-Authorization`, or the header an
+    /// ``AuthInterceptor`` writes.
+    private static func carriesCredentials(_ request: URLRequest) -> Bool {
+        guard let fields = request.allHTTPHeaderFields, !fields.isEmpty else { return false }
+        return fields.keys.contains { name in
+            HTTPCaching.sameName(name, "Authorization") || HTTPCaching.sameName(name, "Proxy-Authorization") || SecretHeaderNames.contains(name)
         }
     }
 
