@@ -52,6 +52,28 @@ struct ResumeWithinCallTests {
         #expect(seen.last?.completedBytes == 10_000)
     }
 
+    #if canImport(FoundationNetworking)
+        @Test func aBodyCutShortThatLinuxReportsAsUnknownIsRetriedAndResumedAsALostConnection() async throws {
+            // GIVEN a download whose connection closes mid-body, which URLSession on Linux reports as URLError(.unknown)
+            let folder = try makeScratchFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let body = fileBody(10_000)
+            let server = MockServer()
+            server.stub(.get, "/v1/files/big.bin") { request in
+                guard request.header("Range") == "bytes=6000-" else {
+                    return .chunked([body.prefix(6_000)], headers: ["ETag": "\"v1\""], failingWith: URLError(.unknown))
+                }
+                return .chunked([body.suffix(4_000)], statusCode: 206, headers: ["ETag": "\"v1\"", "Content-Range": "bytes 6000-9999/10000"])
+            }
+            // WHEN it is downloaded with the default retry policy
+            let destination = folder.appendingPathComponent("f")
+            _ = try await retryingProvider(server).download(FileDownload(), to: destination)
+            // THEN the policy retried it as a lost connection, and the retry resumed it
+            #expect(server.requests.map { $0.header("Range") } == [nil, "bytes=6000-"])
+            #expect(try Data(contentsOf: destination) == body)
+        }
+    #endif
+
     @Test func aLastModifiedASecondOrMoreBeforeTheDateIsSentBackAsIfRange() async throws {
         // GIVEN a file without an ETag, last modified 10 s before the answer's Date, that drops once
         let folder = try makeScratchFolder()

@@ -185,6 +185,13 @@ final class DelegateTransfer: @unchecked Sendable {
 
     func didComplete(_ task: URLSessionTask, error: (any Error)?, state: SessionDelegate.TaskState) {
         var error = error
+        #if canImport(FoundationNetworking)
+            // Linux's URLSession reports a connection closed mid-body as `URLError.unknown` (-1); a download
+            // reports it as Apple platforms do, `networkConnectionLost`, so that a `RetryPolicy` retries (and resumes) it.
+            if let urlError = error as? URLError, urlError.code == .unknown, file != nil {
+                error = URLError(.networkConnectionLost, userInfo: urlError.userInfo)
+            }
+        #endif
         // The bytes that arrived before a drop are kept when the download can resume from them.
         let keepsBytes = error == nil || resumption != nil
         if let file {
