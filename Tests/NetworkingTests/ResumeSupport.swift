@@ -44,18 +44,24 @@ final class ServedFile: @unchecked Sendable {
     let handling: RangeHandling
     let chunkSize: Int
     let interval: TimeInterval
+    /// How a drop fails the request.
+    let failure: URLError
+    /// Whether the first answer declares its length (`Content-Length`); a 206 always does.
+    let declaresLength: Bool
 
     /// A file of `body` with `headers` (its validators); request *i* drops after `drops[i]` bytes of the
-    /// file (an offset into the whole body; `nil` or past the list: no drop).
+    /// file (an offset into the whole body; `nil` or past the list: no drop), failing with `failure`.
     init(
         _ body: Data, headers: [String: String] = ["ETag": "\"v1\""], drops: [Int?] = [], handling: RangeHandling = .honours,
-        chunkSize: Int = 1_000, interval: TimeInterval = 0
+        chunkSize: Int = 1_000, interval: TimeInterval = 0, failure: URLError = URLError(.networkConnectionLost), declaresLength: Bool = true
     ) {
         self.versions = [(body, headers)]
         self.drops = drops
         self.handling = handling
         self.chunkSize = chunkSize
         self.interval = interval
+        self.failure = failure
+        self.declaresLength = declaresLength
     }
 
     /// From the next request on, the file is `body` with `headers`.
@@ -100,7 +106,7 @@ final class ServedFile: @unchecked Sendable {
             }
         }
         if status == 206 { fields["Content-Range"] = "bytes \(start)-\(body.count - 1)/\(body.count)" }
-        fields["Content-Length"] = String(body.count - start)
+        if declaresLength || status == 206 { fields["Content-Length"] = String(body.count - start) }
         let end = min(body.count, drop.map { max($0, start) } ?? body.count)
         var chunks: [Data] = []
         var offset = start
@@ -111,7 +117,7 @@ final class ServedFile: @unchecked Sendable {
         }
         sent += end - start
         return .chunked(
-            chunks, interval: interval, statusCode: status, headers: fields, failingWith: end < body.count ? URLError(.networkConnectionLost) : nil)
+            chunks, interval: interval, statusCode: status, headers: fields, failingWith: end < body.count ? failure : nil)
     }
 }
 

@@ -58,13 +58,9 @@ struct ResumeWithinCallTests {
             let folder = try makeScratchFolder()
             defer { try? FileManager.default.removeItem(at: folder) }
             let body = fileBody(10_000)
+            let file = ServedFile(body, drops: [6_000], failure: URLError(.unknown))
             let server = MockServer()
-            server.stub(.get, "/v1/files/big.bin") { request in
-                guard request.header("Range") == "bytes=6000-" else {
-                    return .chunked([body.prefix(6_000)], headers: ["ETag": "\"v1\""], failingWith: URLError(.unknown))
-                }
-                return .chunked([body.suffix(4_000)], statusCode: 206, headers: ["ETag": "\"v1\"", "Content-Range": "bytes 6000-9999/10000"])
-            }
+            server.stub(.get, "/v1/files/big.bin") { file.response(to: $0) }
             // WHEN it is downloaded with the default retry policy
             let destination = folder.appendingPathComponent("f")
             _ = try await retryingProvider(server).download(FileDownload(), to: destination)
@@ -202,14 +198,9 @@ struct ResumeWithinCallTests {
         // GIVEN an endpoint limited to 8,000 bytes and a 10,000-byte body of undeclared length that drops at 6,000
         let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let body = fileBody(10_000)
+        let file = ServedFile(fileBody(10_000), drops: [6_000], declaresLength: false)
         let server = MockServer()
-        server.stub(.get, "/v1/files/big.bin") { request in
-            guard request.header("Range") == "bytes=6000-" else {
-                return .chunked([body.prefix(6_000)], headers: ["ETag": "\"v1\""], failingWith: URLError(.networkConnectionLost))
-            }
-            return .chunked([body.suffix(4_000)], statusCode: 206, headers: ["ETag": "\"v1\"", "Content-Range": "bytes 6000-9999/10000"])
-        }
+        server.stub(.get, "/v1/files/big.bin") { file.response(to: $0) }
         // WHEN it is downloaded with retries
         // THEN the rest (4,000 bytes, under the limit) is refused with the kept bytes, and no file is left
         await #expect(throws: NetworkError.responseTooLarge(limit: 8_000)) {
@@ -351,30 +342,21 @@ struct ResumeAcrossCallsTests {
         #expect(try folderContents(folder).isEmpty)
     }
 
-    @Test func withoutOptingInTheSameFailureThrowsTheErrorItselfAndLeavesNoPartialFile() async throws {
-        // GIVEN a resumable file that drops, downloaded without `resuming:` and without retries
+    @Test(arguments: zip([["ETag": "\"v1\""], ["ETag": "W/\"v1\""]], [false, true]))
+    func aFailureWithoutOptingInOrThatCannotBeResumedThrowsTheErrorItselfAndLeavesNoPartialFile(
+        headers: [String: String], optsIn: Bool
+    ) async throws {
+        // GIVEN a file that drops: resumable but downloaded without `resuming:`, or with a weak validator and `resuming:`
         let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let file = ServedFile(fileBody(10_000), drops: [6_000])
+        let file = ServedFile(fileBody(10_000), headers: headers, drops: [6_000])
         let server = MockServer()
         server.stub(.get, "/v1/files/big.bin") { file.response(to: $0) }
-        // WHEN it fails, THEN it throws what it always threw, and nothing is left in the folder
+        let provider = server.makeProvider()
+        let destination = folder.appendingPathComponent("f")
+        // WHEN it fails, THEN it throws what it always threw (no DownloadInterrupted), and nothing is left in the folder
         await #expect(throws: NetworkError.transportFailed(URLError(.networkConnectionLost))) {
-            _ = try await server.makeProvider().download(FileDownload(), to: folder.appendingPathComponent("f"))
-        }
-        #expect(try folderContents(folder).isEmpty)
-    }
-
-    @Test func aFailureThatCannotBeResumedThrowsTheErrorItselfAndLeavesNoPartialFile() async throws {
-        // GIVEN a file with a weak validator that drops, downloaded opting in to resuming
-        let folder = try makeScratchFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let file = ServedFile(fileBody(10_000), headers: ["ETag": "W/\"v1\""], drops: [6_000])
-        let server = MockServer()
-        server.stub(.get, "/v1/files/big.bin") { file.response(to: $0) }
-        // WHEN it fails, THEN the error is the NetworkError itself and no partial file is kept
-        await #expect(throws: NetworkError.transportFailed(URLError(.networkConnectionLost))) {
-            _ = try await server.makeProvider().download(FileDownload(), to: folder.appendingPathComponent("f"), resuming: nil)
+            _ = try await optsIn ? provider.download(FileDownload(), to: destination, resuming: nil) : provider.download(FileDownload(), to: destination)
         }
         #expect(try folderContents(folder).isEmpty)
     }
