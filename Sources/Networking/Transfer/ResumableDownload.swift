@@ -103,5 +103,6 @@ public struct DownloadInterrupted: Error, Sendable, CustomStringConvertible, Loc
         return "The download was interrupted after \(resumable.bytesReceived) bytes, which are kept to resume it: \(underlying)"
     }
 
+    /// The same as ``description``.
     public var errorDescription: String? { description }
 }
