@@ -394,6 +394,10 @@ public final class NetworkProvider: NetworkProviding {
                     status: response.map { endpoint.acceptableStatusCodes.contains($0.statusCode) ? nil : $0.statusCode } ?? nil,
                     of: context)
                 let error = Self.normalize(error)
+                if mode.resumption?.restartsAfterRefusal() == true, attempts < maximumAttempts {
+                    context.recordRetry()   // a refused range: the download starts again from its first byte, unasked
+                    continue
+                }
                 switch error {
                 case NetworkError.cancelled, NetworkError.invalidRequest, NetworkError.deadlineExceeded, NetworkError.responseTooLarge,
                     NetworkError.fileWriteFailed, NetworkError.encodingFailed, NetworkError.pinMismatch, NetworkError.unenforceablePins:
@@ -555,7 +559,8 @@ public final class NetworkProvider: NetworkProviding {
         attemptWatch.watch(handle, until: deadline.expiry)
         defer { attemptWatch.unwatch(handle) }
         let delegate = self.delegate
-        let download = mode.downloadDirectory.map { $0.appendingPathComponent(".networking-\(UUID().uuidString).download") }
+        let request = mode.resumption?.prepared(request) ?? request   // a download that resumes asks for the rest, on every hop
+        let download = mode.resumption?.file
         let delivery: DelegateTransfer.Delivery = download.map { .file($0) } ?? (mode.streams ? .stream : .buffer)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation {
@@ -571,7 +576,7 @@ public final class NetworkProvider: NetworkProviding {
                     delivery: delivery, acceptable: mode.acceptable, followsRedirects: followsRedirects, deliveryLimit: limits.delivery,
                     gatherLimit: limits.gathered, request: request,
                     progress: mode.progress, uploadSize: mode.progress == nil ? 0 : Self.uploadSize(of: request, from: mode.bodyFile),
-                    handle: handle, onStream: onStream,
+                    handle: handle, resumption: mode.resumption, onStream: onStream,
                     onComplete: { data, response, error, state, wroteFile in
                         switch Self.outcome(data: data, response: response, error: error, state: state, handle: handle, deadline: deadline) {
                         case .failure(let failure):

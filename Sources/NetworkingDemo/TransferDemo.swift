@@ -6,7 +6,8 @@ import NetworkingTestSupport
     import FoundationNetworking
 #endif
 
-/// A multipart upload, a download with a progress bar, and a streamed reply, all through the mock.
+/// A multipart upload, a download with a progress bar, a download that drops at 60 % and resumes, and a
+/// streamed reply, all through the mock.
 enum TransferDemo {
     enum FilesAPI: Endpoint {
         case uploadAvatar(nickname: String, photo: URL)
@@ -73,6 +74,8 @@ enum TransferDemo {
         print("\nsaved    \(destination.lastPathComponent), \(size / 1_024) KB")
         print()
 
+        try await resumeDemo(server: server, folder: folder)
+
         print("== A reply streamed as Server-Sent Events")
         let tokens = ["Hello", ", ", "I am", " streamed", " token", " by", " token", "."]
         server.stub(
@@ -90,6 +93,63 @@ enum TransferDemo {
         }
         print()
         print()
+    }
+
+    /// A 512 KB download whose connection drops at 60 %: the retry asks only for the rest and appends it.
+    private static func resumeDemo(server: MockServer, folder: URL) async throws {
+        print("== A download that drops at 60 % and resumes")
+        let body = Data((0..<(512 * 1_024)).map { (index: Int) in UInt8(truncatingIfNeeded: index &* 7 &+ index >> 10) })
+        let dropAt = body.count * 6 / 10
+        let sent = ByteCounter()
+        server.stub(.get, "/v1/files/map.pack") { request in
+            let range = request.header("Range")
+            let ifRange = request.header("If-Range")
+            print("\nserver   GET \(request.path)  Range: \(range ?? "-")  If-Range: \(ifRange ?? "-")")
+            let headers = ["ETag": "\"map-v7\"", "Content-Type": "application/octet-stream"]
+            if let range, range.hasPrefix("bytes="), let start = Int(range.dropFirst(6).dropLast()), ifRange == "\"map-v7\"" {
+                let rest = body.suffix(from: start)
+                sent.add(rest.count)
+                print("server   206 Partial Content, bytes \(start)-\(body.count - 1)/\(body.count): \(rest.count / 1_024) KB")
+                return .chunked(
+                    stride(from: start, to: body.count, by: 32 * 1_024).map { body.subdata(in: $0..<min($0 + 32 * 1_024, body.count)) },
+                    interval: 0.02, statusCode: 206,
+                    headers: headers.merging(["Content-Range": "bytes \(start)-\(body.count - 1)/\(body.count)", "Content-Length": String(rest.count)]) { $1 })
+            }
+            sent.add(dropAt)
+            print("server   200 OK, \(body.count / 1_024) KB declared; the connection drops after \(dropAt / 1_024) KB")
+            return .chunked(
+                stride(from: 0, to: dropAt, by: 32 * 1_024).map { body.subdata(in: $0..<min($0 + 32 * 1_024, dropAt)) }, interval: 0.02,
+                headers: headers.merging(["Content-Length": String(body.count)]) { $1 }, failingWith: URLError(.networkConnectionLost))
+        }
+        let provider = server.makeProvider(interceptor: RetryPolicy(exponentialBackoffScale: 0.1))
+        let destination = folder.appendingPathComponent("map.pack")
+        let (progress, reporter) = TransferProgress.makeStream()
+        async let downloaded = provider.download(FilesAPI.download(name: "map.pack"), to: destination, progress: reporter)
+        for await step in progress { draw(step, label: "download") }
+        let status = try await downloaded.statusCode
+        let saved = try Data(contentsOf: destination)
+        print("\nsaved    \(destination.lastPathComponent), \(saved.count / 1_024) KB (last answer \(status)), identical to the server's: \(saved == body)")
+        print("server   sent \(sent.total / 1_024) KB in all for a \(body.count / 1_024) KB file")
+        print()
+    }
+
+    /// Counts the bytes the demo's server sends.
+    private final class ByteCounter: @unchecked Sendable {
+        // @unchecked: `count` is guarded by `lock`.
+        private let lock = NSLock()
+        private var count = 0
+
+        func add(_ bytes: Int) {
+            lock.lock()
+            defer { lock.unlock() }
+            count += bytes
+        }
+
+        var total: Int {
+            lock.lock()
+            defer { lock.unlock() }
+            return count
+        }
     }
 
     /// Redraws a progress bar on the current terminal line.

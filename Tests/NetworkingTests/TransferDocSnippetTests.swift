@@ -48,6 +48,35 @@ func downloadReport(to destination: URL, with provider: NetworkProvider) async t
     _ = try await response      // the file is at `destination`, whole
 }
 
+struct MapPack: Endpoint {
+    var baseURL: URL { URL(string: "https://api.example.com/v1")! }
+    var path: String { "/maps/europe.pack" }
+    var deadline: TimeInterval? { 3_600 }
+}
+
+func downloadMapPack(to destination: URL, with provider: NetworkProvider, keepingStateIn saved: URL) async throws {
+    let resumable = try? JSONDecoder().decode(ResumableDownload.self, from: Data(contentsOf: saved))
+    do {
+        _ = try await provider.download(MapPack(), to: destination, resuming: resumable)
+        try? FileManager.default.removeItem(at: saved)          // done: the partial file became `destination`
+    } catch let interrupted as DownloadInterrupted {
+        try JSONEncoder().encode(interrupted.resumable).write(to: saved)   // continue later, even after a relaunch
+        throw interrupted.underlying                            // what the call failed with: offline, cancelled, …
+    }
+}
+
+func giveUpMapPack(keptIn saved: URL) {
+    if let data = try? Data(contentsOf: saved), let resumable = try? JSONDecoder().decode(ResumableDownload.self, from: data) {
+        resumable.discard()                                     // removes the partial file
+    }
+    try? FileManager.default.removeItem(at: saved)
+}
+
+func makeOrderingProvider(auth: AuthInterceptor) -> NetworkProvider {
+    let retry = RetryPolicy(idempotencyKeyHeader: "Idempotency-Key")
+    return NetworkProvider(interceptor: Interceptor(adapters: [auth, retry], retriers: [auth, retry]))
+}
+
 struct ChatReply: Endpoint {
     let question: String
     var baseURL: URL { URL(string: "https://api.example.com/v1")! }
@@ -108,6 +137,51 @@ struct TransferDocSnippetTests {
         server.stub(.get, "/v1/reports/latest.pdf", .chunked([Data(count: 1_000), Data(count: 1_000)], headers: ["Content-Length": "2000"]))
         try await downloadReport(to: destination, with: server.makeProvider())
         #expect(try Data(contentsOf: destination).count == 2_000)
+    }
+
+    @Test func theMapPackKeepsItsStateThroughADropAndFinishesWhole() async throws {
+        let folder = try makeScratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let body = fileBody(20_000)
+        let file = ServedFile(body, drops: [12_000])
+        let server = MockServer()
+        server.stub(.get, "/v1/maps/europe.pack") { file.response(to: $0) }
+        let (destination, saved) = (folder.appendingPathComponent("europe.pack"), folder.appendingPathComponent("europe.resume"))
+        await #expect(throws: NetworkError.transportFailed(URLError(.networkConnectionLost))) {
+            try await downloadMapPack(to: destination, with: server.makeProvider(), keepingStateIn: saved)
+        }
+        #expect(FileManager.default.fileExists(atPath: saved.path))
+        try await downloadMapPack(to: destination, with: server.makeProvider(), keepingStateIn: saved)
+        #expect(server.requests.last?.header("Range") == "bytes=12000-")
+        #expect(try Data(contentsOf: destination) == body)
+        #expect(try folderContents(folder) == ["europe.pack"])
+    }
+
+    @Test func givingUpTheMapPackRemovesItsPartialFile() async throws {
+        let folder = try makeScratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = ServedFile(fileBody(20_000), drops: [12_000])
+        let server = MockServer()
+        server.stub(.get, "/v1/maps/europe.pack") { file.response(to: $0) }
+        let saved = folder.appendingPathComponent("europe.resume")
+        _ = try? await downloadMapPack(to: folder.appendingPathComponent("europe.pack"), with: server.makeProvider(), keepingStateIn: saved)
+        #expect(try folderContents(folder).count == 2)   // the stored state and the partial file
+        giveUpMapPack(keptIn: saved)
+        #expect(try folderContents(folder).isEmpty)
+    }
+
+    @Test func theOrderingProviderRetriesAPOSTWithOneKey() async throws {
+        let api = MockAuthServer(accessTokenIsValid: true)
+        let auth = api.makeInterceptor(store: InMemoryCredentialStore(MockAuthServer.initialCredential))
+        let chain = try #require(makeOrderingProvider(auth: auth).interceptor)
+        api.mock.stub(.post, "/v1/orders", .status(503), .status(201))
+        let provider = api.mock.makeProvider(interceptor: chain, sleep: RecordedDelays().sleep)
+        let response = try await provider.response(TestEndpoint(baseURL: api.baseURL, path: "/orders", method: .post))
+        #expect(response.statusCode == 201)
+        let sent = api.mock.requests(.post, "/v1/orders")
+        #expect(sent.count == 2)
+        #expect(sent[0].header("Idempotency-Key") != nil && sent[0].header("Idempotency-Key") == sent[1].header("Idempotency-Key"))
+        #expect(sent.allSatisfy { $0.header("Authorization") == "Bearer access-0" })
     }
 
     @Test func theReplyStreamsUntilDone() async throws {

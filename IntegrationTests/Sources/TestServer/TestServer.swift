@@ -21,6 +21,7 @@ import ServiceLifecycle
 /// - `GET /slow?ms=N`, `GET /flaky/{key}?failures=N` (503 N times), `GET /ratelimited/{key}?after=S`
 ///   (429 with `Retry-After: S` once), `GET /drop` (closes mid-body), `GET /large?mb=N`, `GET /gzip`
 /// - uploads, downloads and Server-Sent Events: see `TransferRoutes.swift`
+/// - `GET /resume/{key}`: range requests and dropped connections: see `ResumeRoutes.swift`
 /// - `/echo` (any method) → `{"method","path","query","headers","body"}`
 public struct TestServer: Sendable {
     /// The API's port.
@@ -226,6 +227,7 @@ extension TestServer {
         }
         addTransferRoutes(to: router, state: state)
         addCacheRoutes(to: router, state: state)
+        addResumeRoutes(to: router)
         router.get("/echo", use: echo)
         router.post("/echo", use: echo)
         router.put("/echo", use: echo)

@@ -17,6 +17,11 @@ import Foundation
 /// ``NetworkError/retryAfter(seconds:statusCode:)``, so the app can schedule its own retry. A malformed
 /// one is ignored.
 ///
+/// With an ``idempotencyKeyHeader`` (`"Idempotency-Key"`), calls of the other methods (`POST`, `PATCH`)
+/// are retried too: each such call gets one random key in that header, the same on every attempt, so
+/// the server can tell a retry from a new request. The policy must then adapt requests as well as retry
+/// them (see ``adapt(_:for:)``).
+///
 /// ```swift
 /// let provider = NetworkProvider(interceptor: Interceptor(adapters: [auth], retriers: [auth, RetryPolicy()]))
 /// ```
@@ -49,6 +54,9 @@ public struct RetryPolicy: RequestInterceptor {
     public var retryableStatusCodes: Set<Int>
     /// The transport errors retried.
     public var retryableURLErrorCodes: Set<URLError.Code>
+    /// The header that carries a call's idempotency key, or `nil` for none: with one, calls of methods
+    /// that are not idempotent are retried by the same rules, each carrying one key on every attempt.
+    public var idempotencyKeyHeader: String?
     private let random: @Sendable () -> Double
     private let now: @Sendable () -> Date
 
@@ -64,6 +72,11 @@ public struct RetryPolicy: RequestInterceptor {
     ///   - retryableMethods: the methods retried after a failure; default the idempotent ones.
     ///   - retryableStatusCodes: the statuses retried; default 408, 429 and the 5xx a retry can help.
     ///   - retryableURLErrorCodes: the transport errors retried; default timeouts and lost connections.
+    ///   - idempotencyKeyHeader: the header an idempotency key goes in (`"Idempotency-Key"`, the IETF
+    ///     draft's and Stripe's name), or `nil` (the default) for none. With one, a call of a method that
+    ///     is not idempotent (`POST`, `PATCH`, ...) gets a random key (a UUID) in that header, the same on
+    ///     every attempt and never reused by another call, unless the endpoint set the header itself; and
+    ///     such a call is retried by the rules above, as long as the failed request carries the key.
     ///   - random: a number in `0...1`, for tests; default the system generator.
     ///   - now: the clock `Retry-After` dates are compared with, for tests.
     public init(
@@ -75,6 +88,7 @@ public struct RetryPolicy: RequestInterceptor {
         retryableMethods: Set<HTTPMethod> = RetryPolicy.defaultRetryableMethods,
         retryableStatusCodes: Set<Int> = RetryPolicy.defaultRetryableStatusCodes,
         retryableURLErrorCodes: Set<URLError.Code> = RetryPolicy.defaultRetryableURLErrorCodes,
+        idempotencyKeyHeader: String? = nil,
         random: @escaping @Sendable () -> Double = { Double.random(in: 0...1) },
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
@@ -86,6 +100,7 @@ public struct RetryPolicy: RequestInterceptor {
         self.retryableMethods = retryableMethods
         self.retryableStatusCodes = retryableStatusCodes
         self.retryableURLErrorCodes = retryableURLErrorCodes
+        self.idempotencyKeyHeader = idempotencyKeyHeader
         self.random = random
         self.now = now
     }
@@ -98,7 +113,7 @@ public struct RetryPolicy: RequestInterceptor {
     ) async -> RetryResult {
         let retries = context[Self.noteKey] as? Int ?? 0
         guard retries < retryLimit,
-            retryableMethods.contains(HTTPMethod(rawValue: request.httpMethod ?? "GET")),
+            retryableMethods.contains(HTTPMethod(rawValue: request.httpMethod ?? "GET")) || carriesIdempotencyKey(request),
             shouldRetry(error, response: response)
         else { return .doNotRetry }
         context[Self.noteKey] = retries + 1

@@ -9,8 +9,11 @@ import Foundation
 struct TransferMode {
     /// A file the body is streamed from (a ``RequestBody/file(_:contentType:)`` body or a spooled form).
     var bodyFile: URL?
-    /// Where a download's temporary files go (the destination's folder, so the final move is a rename).
+    /// The destination's folder, for a download (its partial file is ``resumption``'s, in that folder, so
+    /// the final move is a rename).
     var downloadDirectory: URL?
+    /// A download's partial file across attempts, and whether it resumes.
+    var resumption: DownloadResumption?
     /// Whether an accepted body is handed out as it arrives.
     var streams = false
     /// Where progress goes.
@@ -82,8 +85,13 @@ extension NetworkProvider {
     /// arrived whole, so `destination` never holds a partial file; a failed or cancelled call removes the
     /// temporary file. The call's deadline covers the whole download (give a large download's endpoint a
     /// longer ``Endpoint/deadline``). The size limit is the endpoint's ``Endpoint/maximumResponseSize``
-    /// if it names one, and none otherwise (the body goes to disk, not memory). A retried download
-    /// starts again from the first byte.
+    /// if it names one, and none otherwise (the body goes to disk, not memory).
+    ///
+    /// A retried download resumes where the failed attempt stopped when it can: the retry asks only for
+    /// the rest (`Range` with `If-Range`, when the body came with a strong validator) and appends it; the
+    /// returned response is then the server's 206. Otherwise it starts again from the first byte. To
+    /// keep the bytes of a call that fails or is cancelled, and continue in a later call, use
+    /// ``download(_:to:resuming:interceptor:progress:)``.
     ///
     /// When the endpoint accepts `304 Not Modified` (a conditional request) and gets it, `destination` is
     /// left as it was: not replaced, not touched, still missing if it was; the returned response's
@@ -107,25 +115,7 @@ extension NetworkProvider {
         interceptor: (any RequestInterceptor)? = nil,
         progress: ProgressReporter? = nil
     ) async throws -> Response {
-        defer { progress?.finish() }
-        guard destination.isFileURL else {
-            throw NetworkError.invalidRequest(field: "download destination", reason: "is not a file URL")
-        }
-        var isFolder: ObjCBool = false
-        let folder = destination.deletingLastPathComponent()
-        guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue,
-            FileManager.default.isWritableFile(atPath: folder.path)
-        else {
-            throw NetworkError.invalidRequest(field: "download destination", reason: "its folder does not exist or cannot be written")
-        }
-        await StaleTemporaryFiles.sweepDownloads(in: folder)   // a crashed process's leftovers, once per folder
-        var mode = TransferMode()
-        mode.downloadDirectory = folder
-        mode.progress = progress.map(ProgressTracker.init)
-        mode.acceptable = endpoint.acceptableStatusCodes
-        mode.sizeLimit = endpoint.maximumResponseSize ?? .max
-        let (response, delivered) = try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: mode)
-        return try await Self.place(delivered, of: response, at: destination)
+        try await download(endpoint, to: destination, interceptor: interceptor, progress: progress, resuming: nil, keepsPartialFile: false)
     }
 
     /// Moves a download's accepted body into place at `destination`, flushed to disk first (`sync`, an

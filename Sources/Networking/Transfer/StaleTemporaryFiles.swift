@@ -3,6 +3,8 @@ import Foundation
 /// Removes the temporary files a crashed (or killed) process left behind: a download's
 /// `.networking-*.download` beside its destination, and a spooled form's `networking-*.multipart` in the
 /// temporary directory. Only files older than a day go: a younger one may be another process's, in use.
+/// A download's partial file kept for resuming (see ``ResumableDownload``) has the same name, so one left
+/// alone for a day goes too; a call that continues it touches it first.
 enum StaleTemporaryFiles {
     /// How old a leftover file must be, in seconds, to be removed: a day.
     static let minimumAge: TimeInterval = 86_400

@@ -5,9 +5,10 @@ import Foundation
 /// Within one attempt the figures never go backwards. When the transfer starts over (a retry after a
 /// refresh or by a ``RetryPolicy``, or a redirect the provider follows: each hop is a new start, on
 /// every platform), it starts again from zero with ``attempt`` one higher, so a progress bar can show
-/// the restart.
+/// the restart. A download that resumes (see ``ResumableDownload``) starts from the bytes it kept instead.
 public struct TransferProgress: Sendable, Equatable {
-    /// Bytes sent (an upload) or received (a download) so far in this attempt.
+    /// Bytes sent (an upload) or received (a download) so far in this attempt; for a download that resumed,
+    /// the bytes kept before it plus those received.
     public var completedBytes: Int64
     /// The bytes expected in all, when known (a `Content-Length`, or the size of the body sent).
     public var totalBytes: Int64?

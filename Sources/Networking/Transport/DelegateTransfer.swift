@@ -21,7 +21,8 @@ final class DelegateTransfer: @unchecked Sendable {
         case buffer
         /// Handed to a ``ResponseStream`` as it arrives.
         case stream
-        /// Written to this new file (a download); the file is removed if the attempt fails.
+        /// Written to this file (a download); the file is removed if the attempt fails, unless its
+        /// ``DownloadResumption`` keeps the bytes for the next attempt, which may append to them.
         case file(URL)
     }
 
@@ -48,6 +49,8 @@ final class DelegateTransfer: @unchecked Sendable {
     /// The size of the body sent, for progress (0 when unknown or nothing is reported).
     private let uploadSize: Int64
     private let handle: TaskHandle
+    /// A download's partial file across attempts: whether a response continues it, and what a failure keeps.
+    private let resumption: DownloadResumption?
     /// Called when an accepted response to a ``Delivery/stream`` arrives, with the channel its body will
     /// flow through; the attempt's caller gets the stream from here, before the body has arrived.
     private let onStream: (@Sendable (HTTPURLResponse, BodyChannel) -> Void)?
@@ -61,6 +64,9 @@ final class DelegateTransfer: @unchecked Sendable {
     private var unwritten = Data()
     private static let writeSize = 1 << 20
     private var fileError: (any Error)?
+    /// Why the response was not the rest of the partial file the request asked for (a 416, or a 206 that
+    /// does not fit): the attempt ends with it.
+    private var refusal: NetworkError?
     /// The most upload progress reported so far.
     private var sent: Int64 = 0
     /// The limit the body went over, if it did; the task may still complete normally (its last callbacks
@@ -72,7 +78,7 @@ final class DelegateTransfer: @unchecked Sendable {
 
     init(
         delivery: Delivery, acceptable: Set<Int>, followsRedirects: Bool, deliveryLimit: Int, gatherLimit: Int, request: URLRequest,
-        progress: ProgressTracker?, uploadSize: Int64, handle: TaskHandle,
+        progress: ProgressTracker?, uploadSize: Int64, handle: TaskHandle, resumption: DownloadResumption? = nil,
         onStream: (@Sendable (HTTPURLResponse, BodyChannel) -> Void)?, onComplete: @escaping Completion
     ) {
         self.delivery = delivery
@@ -84,6 +90,7 @@ final class DelegateTransfer: @unchecked Sendable {
         self.progress = progress
         self.uploadSize = uploadSize
         self.handle = handle
+        self.resumption = resumption
         self.onStream = onStream
         self.onComplete = onComplete
         progress?.startTransfer()
@@ -93,6 +100,11 @@ final class DelegateTransfer: @unchecked Sendable {
     /// `multipart/x-mixed-replace`, only goes on gathering).
     func didReceive(_ response: URLResponse, task: URLSessionDataTask) -> URLSession.ResponseDisposition {
         guard channel == nil, file == nil, exceededLimit == nil else { return .allow }
+        if let resumption, let http = response as? HTTPURLResponse, let refusal = resumption.refusal(of: http) {
+            self.refusal = refusal
+            handle.cancelTask()   // a `.cancel` disposition is ignored on Linux
+            return .cancel
+        }
         guard let http = response as? HTTPURLResponse, acceptable.contains(http.statusCode),
             !(followsRedirects && RedirectPolicy.isRedirect(http))
         else {
@@ -107,20 +119,32 @@ final class DelegateTransfer: @unchecked Sendable {
             self.channel = channel
             onStream?(http, channel)
         case .file(let url):
-            guard checkDeclaredLength(of: response, limit: deliveryLimit) else { return .cancel }
+            // A resumed download's 206 appends to the partial file; the size limit counts the whole file.
+            var offset: Int64 = 0
+            if case .append(let kept)? = resumption?.start(with: http) { offset = kept }
+            guard checkDeclaredLength(of: response, limit: deliveryLimit, after: offset) else { return .cancel }
             do {
-                guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
-                    throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path])
+                if offset == 0 {
+                    guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+                        throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path])
+                    }
                 }
-                file = try FileHandle(forWritingTo: url)
+                let file = try FileHandle(forWritingTo: url)
+                self.file = file
+                if offset > 0 {
+                    try file.truncate(atOffset: UInt64(offset))   // a longer file keeps only the bytes it was resumed from
+                    try file.seekToEnd()
+                }
             } catch {
                 fileError = error
                 task.cancel()   // a `.cancel` disposition is ignored on Linux: cancel the task itself
                 return .cancel
             }
+            received = offset
             let encoding = http.value(forHTTPHeaderField: "Content-Encoding")?.lowercased()
-            downloadTotal = encoding == nil || encoding == "identity" ? response.expectedContentLength : -1
-            progress?.report(0, of: downloadTotal)
+            let declared = encoding == nil || encoding == "identity" ? response.expectedContentLength : -1
+            downloadTotal = declared >= 0 ? offset + declared : -1
+            progress?.report(offset, of: downloadTotal)   // a resumed download continues from what it kept
         }
         return .allow
     }
@@ -161,9 +185,18 @@ final class DelegateTransfer: @unchecked Sendable {
 
     func didComplete(_ task: URLSessionTask, error: (any Error)?, state: SessionDelegate.TaskState) {
         var error = error
+        #if canImport(FoundationNetworking)
+            // Linux's URLSession reports a connection closed mid-body as `URLError.unknown` (-1); a download
+            // reports it as Apple platforms do, `networkConnectionLost`, so that a `RetryPolicy` retries (and resumes) it.
+            if let urlError = error as? URLError, urlError.code == .unknown, file != nil {
+                error = URLError(.networkConnectionLost, userInfo: urlError.userInfo)
+            }
+        #endif
+        // The bytes that arrived before a drop are kept when the download can resume from them.
+        let keepsBytes = error == nil || resumption != nil
         if let file {
             do {
-                if error == nil, fileError == nil, exceededLimit == nil, !unwritten.isEmpty { try file.write(contentsOf: unwritten) }
+                if keepsBytes, fileError == nil, exceededLimit == nil, !unwritten.isEmpty { try file.write(contentsOf: unwritten) }
                 try file.close()
             } catch {
                 fileError = fileError ?? error
@@ -172,8 +205,13 @@ final class DelegateTransfer: @unchecked Sendable {
         }
         if let fileError { error = NetworkError.fileWriteFailed(fileError) }
         if let exceededLimit { error = NetworkError.responseTooLarge(limit: exceededLimit) }
+        if let refusal { error = refusal }
         if error != nil, file != nil, case .file(let url) = delivery {
-            try? FileManager.default.removeItem(at: url)   // a partial download; removing it is all there is to do
+            let kept = fileError == nil && exceededLimit == nil && resumption?.keep(written: received) == true
+            if !kept {
+                resumption?.reset()
+                try? FileManager.default.removeItem(at: url)   // a partial download; removing it is all there is to do
+            }
         }
         if let channel {
             channel.finish(throwing: error.map(NetworkProvider.normalize))
@@ -189,9 +227,10 @@ final class DelegateTransfer: @unchecked Sendable {
         onComplete(gathered, task.response, error, state, error == nil && file != nil)
     }
 
-    /// `false` (and the task stopped as too large) when the response declares a body over `limit`.
-    private func checkDeclaredLength(of response: URLResponse, limit: Int) -> Bool {
-        guard response.expectedContentLength > Int64(limit),
+    /// `false` (and the task stopped as too large) when the response declares a body over `limit`, counting
+    /// the `offset` bytes a resumed download already has.
+    private func checkDeclaredLength(of response: URLResponse, limit: Int, after offset: Int64 = 0) -> Bool {
+        guard response.expectedContentLength > Int64(limit) - offset,
             let status = (response as? HTTPURLResponse)?.statusCode, status >= 200, status != 204, status != 304,
             NetworkProvider.declaresItsBody(request)   // looked at only now: header look-ups are not free
         else { return true }

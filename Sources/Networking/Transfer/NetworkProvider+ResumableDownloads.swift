@@ -1,0 +1,144 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+extension NetworkProvider {
+    /// Downloads `endpoint`'s body into the file at `destination` as
+    /// ``download(_:to:interceptor:progress:)`` does, continuing `resumable` when it is given, and keeps
+    /// what arrived when the call fails or is cancelled: it then throws ``DownloadInterrupted``, whose
+    /// ``DownloadInterrupted/resumable`` continues the download in a later call, after a relaunch too.
+    ///
+    /// ```swift
+    /// do {
+    ///     _ = try await provider.download(MapPack(), to: destination, resuming: saved, progress: reporter)
+    ///     saved = nil                                   // the file is at `destination`, whole
+    /// } catch let interrupted as DownloadInterrupted {
+    ///     saved = interrupted.resumable                 // Codable: store it, and pass it back later
+    /// }
+    /// ```
+    ///
+    /// With `resumable`, the first attempt asks only for the rest of the body (`Range: bytes=N-` and
+    /// `If-Range` with the validator the body was served with) and appends it to the partial file. A
+    /// server that sends the whole body instead (it ignores ranges, or the file changed) starts the file
+    /// again from the first byte, and so does one that refuses the range (416) or sends another part.
+    /// A `resumable` of another URL, whose partial file is gone, or that another call is continuing is
+    /// not used: the download starts from the first byte (its partial file is left to its owner).
+    ///
+    /// Only a `GET` whose body came with a strong validator and no content encoding can be resumed; any
+    /// other failure throws the error itself and removes the partial file, as
+    /// ``download(_:to:interceptor:progress:)`` does. The partial file lies beside `destination` and is
+    /// moved into place when the download completes.
+    ///
+    /// - Parameters:
+    ///   - endpoint: the call.
+    ///   - destination: the file URL the body lands at; its folder must exist and be writable.
+    ///   - resumable: what an earlier call of this endpoint kept, or `nil` to start from the first byte.
+    ///   - interceptor: runs after the provider's own interceptor, for this call only.
+    ///   - progress: receives the bytes in the file (a resumed download starts at those it kept) and the
+    ///     whole length; see ``TransferProgress/makeStream()``. Finished when the call ends.
+    /// - Throws: ``DownloadInterrupted`` when the call failed or was cancelled with part of the body kept;
+    ///   otherwise what ``download(_:to:interceptor:progress:)`` throws.
+    public func download(
+        _ endpoint: some Endpoint,
+        to destination: URL,
+        resuming resumable: ResumableDownload?,
+        interceptor: (any RequestInterceptor)? = nil,
+        progress: ProgressReporter? = nil
+    ) async throws -> Response {
+        try await download(endpoint, to: destination, interceptor: interceptor, progress: progress, resuming: resumable, keepsPartialFile: true)
+    }
+
+    /// Continues an interrupted download into the file at `destination`: a `GET` of
+    /// ``ResumableDownload/url`` that asks only for the rest of the body, with the endpoint's deadline and
+    /// size limit the value kept. Otherwise it is ``download(_:to:resuming:interceptor:progress:)``.
+    ///
+    /// The request is adapted by the provider's interceptors and `interceptor` (an ``AuthInterceptor``
+    /// attaches the token), but the endpoint's own headers are not kept in the value: when the download
+    /// needs them, pass the endpoint to ``download(_:to:resuming:interceptor:progress:)`` instead.
+    ///
+    /// ```swift
+    /// let saved = try JSONDecoder().decode(ResumableDownload.self, from: stored)
+    /// _ = try await provider.download(resuming: saved, to: destination)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - resumable: what the interrupted call kept (``DownloadInterrupted/resumable``).
+    ///   - destination: the file URL the body lands at; its folder must exist and be writable.
+    ///   - interceptor: runs after the provider's own interceptor, for this call only.
+    ///   - progress: receives the bytes in the file, from those kept, and the whole length.
+    /// - Throws: ``NetworkError/invalidRequest(field:reason:)`` when the value's URL is not http or https;
+    ///   otherwise what ``download(_:to:resuming:interceptor:progress:)`` throws.
+    public func download(
+        resuming resumable: ResumableDownload,
+        to destination: URL,
+        interceptor: (any RequestInterceptor)? = nil,
+        progress: ProgressReporter? = nil
+    ) async throws -> Response {
+        guard let scheme = resumable.url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            progress?.finish()
+            throw NetworkError.invalidRequest(field: "resumable download's URL", reason: "is not http or https")
+        }
+        return try await download(
+            ResumedDownload(resumable: resumable), to: destination, interceptor: interceptor, progress: progress, resuming: resumable,
+            keepsPartialFile: true)
+    }
+
+    /// Every download: into `destination` through a partial file beside it, continuing `value` when it
+    /// can; when the call fails with bytes kept, `keepsPartialFile` says whether they are handed out in a
+    /// ``DownloadInterrupted`` or removed.
+    func download(
+        _ endpoint: some Endpoint,
+        to destination: URL,
+        interceptor: (any RequestInterceptor)?,
+        progress: ProgressReporter?,
+        resuming value: ResumableDownload?,
+        keepsPartialFile: Bool
+    ) async throws -> Response {
+        defer { progress?.finish() }
+        guard destination.isFileURL else {
+            throw NetworkError.invalidRequest(field: "download destination", reason: "is not a file URL")
+        }
+        var isFolder: ObjCBool = false
+        let folder = destination.deletingLastPathComponent()
+        guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue,
+            FileManager.default.isWritableFile(atPath: folder.path)
+        else {
+            throw NetworkError.invalidRequest(field: "download destination", reason: "its folder does not exist or cannot be written")
+        }
+        let resumption = await DownloadResumption.make(for: endpoint, in: folder, resuming: value)
+        defer { resumption.release() }
+        await StaleTemporaryFiles.sweepDownloads(in: folder)   // a crashed process's leftovers, once per folder
+        var mode = TransferMode()
+        mode.downloadDirectory = folder
+        mode.resumption = resumption
+        mode.progress = progress.map(ProgressTracker.init)
+        mode.acceptable = endpoint.acceptableStatusCodes
+        mode.sizeLimit = endpoint.maximumResponseSize ?? .max
+        let (response, delivered): (Response, DeliveredBody?)
+        do {
+            (response, delivered) = try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: mode)
+        } catch {
+            if keepsPartialFile, let resumable = resumption.resumable() {
+                throw DownloadInterrupted(resumable: resumable, underlying: error)
+            }
+            await resumption.removeFile()   // nothing to resume from: no partial file is left behind
+            throw error
+        }
+        guard case .file? = delivered else {
+            await resumption.removeFile()   // an answer without a body (a 304): what an earlier attempt kept goes
+            return try await Self.place(delivered, of: response, at: destination)
+        }
+        return try await Self.place(delivered, of: response, at: destination)
+    }
+}
+
+/// The call that continues a ``ResumableDownload`` without its endpoint: a `GET` of its URL, with the
+/// deadline and size limit the endpoint had.
+struct ResumedDownload: Endpoint {
+    let resumable: ResumableDownload
+    var baseURL: URL { resumable.url }
+    var deadline: TimeInterval? { resumable.deadline }
+    var maximumResponseSize: Int? { resumable.maximumResponseSize }
+}
