@@ -96,6 +96,24 @@ struct CacheTests {
         #expect(response.value(forHTTPHeaderField: "Content-Type") == "application/json")
     }
 
+    @Test("a 304 makes the entry fresh again from that moment: the next call within max-age is a hit")
+    func revalidationRenewsFreshness() async throws {
+        // GIVEN an entry fresh for 60 s, revalidated once it went stale
+        let resource = MockResource.json(Profile(name: "Kim"), etag: "\"v1\"", cacheControl: "max-age=60")
+        server.stub(.get, "/v1/profile", resource: resource)
+        let provider = provider()
+        _ = try await provider.response(CachedEndpoint())
+        clock.advance(by: 61)
+        #expect(try await provider.response(CachedEndpoint()).report.cache == .revalidated)
+        // WHEN asked 59 s after the 304
+        clock.advance(by: 59)
+        let response = try await provider.response(CachedEndpoint())
+        // THEN it is a hit, 59 s old
+        #expect(response.report.cache == .hit)
+        #expect(response.value(forHTTPHeaderField: "Age") == "59")
+        #expect(resource.notModifiedResponses == 1 && server.requests.count == 2)
+    }
+
     @Test("revalidation by Last-Modified sends If-Modified-Since, and the report says revalidated")
     func lastModifiedRevalidation() async throws {
         let modified = Date(timeIntervalSince1970: 1_799_000_000)
