@@ -301,7 +301,8 @@ public final class NetworkProvider: NetworkProviding {
             var cacheResult: CacheResult?
             if let use = cacheUse {
                 cacheResult = await updateCache(
-                    with: response, use: use, revalidated: use.revalidates && statuses.last == .some(304), redirected: !hops.isEmpty)
+                    with: response, use: use, revalidated: use.revalidates && statuses.last == .some(304), redirected: !hops.isEmpty,
+                    chain: chain, context: context)
                 if !events.isEmpty, let cacheResult { events.send { $0.cacheDidAnswer(cacheResult, key: use.key, context: context) } }
             } else if cache != nil {
                 await invalidateCache(after: response, built: built, chain: chain, context: context)

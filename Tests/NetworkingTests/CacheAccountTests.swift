@@ -106,6 +106,28 @@ struct CacheAccountTests {
         #expect(server.requests.count == 2 && cache.count == 2)
     }
 
+    @Test("an answer that arrives after its account signed out is not stored")
+    func answerAfterSignOutIsNotStored() async throws {
+        // GIVEN a call of alice's whose answer is held back
+        let gate = Signal()
+        server.stub(.get, "/v1/me") { request in
+            await gate.wait()
+            return .json(Profile(name: request.headers["Authorization"] ?? "anonymous"), headers: ["Cache-Control": "max-age=60"])
+        }
+        let cache = MemoryResponseCache()
+        let auth = auth(account: "alice")
+        let provider = server.makeProvider(interceptor: auth, cache: cache, now: clock.now)
+        let call = Task { try await provider.response(CachedEndpoint(path: "/me", requiresAuthentication: true)) }
+        _ = try await server.nextRequest(matching: .get, "/v1/me")
+        // WHEN alice signs out before it arrives
+        try await auth.signOut()
+        gate.fire()
+        let response = try await call.value
+        // THEN the caller gets it, but the cache keeps nothing of alice's
+        #expect(response.statusCode == 200)
+        #expect(cache.count == 0)
+    }
+
     @Test("an expired session clears the account's entries")
     func sessionExpiryClears() async throws {
         stubMe()

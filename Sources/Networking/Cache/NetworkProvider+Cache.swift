@@ -87,7 +87,16 @@ extension NetworkProvider {
 
     /// After an accepted response: stores it (or the entry a 304 updated), or removes an entry it
     /// replaces with something that may not be stored. Returns how the cache took part.
-    func updateCache(with response: Response, use: CacheUse, revalidated: Bool, redirected: Bool) async -> CacheResult {
+    func updateCache(
+        with response: Response, use: CacheUse, revalidated: Bool, redirected: Bool, chain: (any RequestInterceptor)?, context: RequestContext
+    ) async -> CacheResult {
+        // The account signed out (or another signed in) while the call was out: its entries were cleared,
+        // and this answer must not bring one back.
+        if let account = use.key.partition,
+            await partition(of: use.built, chain: chain, ownInterceptor: false, cache: use.cache, context: context) != .some(account)
+        {
+            return revalidated ? .revalidated : .miss
+        }
         if revalidated, let entry = use.entry {
             let updated = HTTPCaching.updated(entry, with: response.httpResponse, requestDate: use.requestDate, responseDate: now())
             await use.cache.store(updated, for: use.key)
