@@ -301,8 +301,9 @@ public final class NetworkProvider: NetworkProviding {
             var cacheResult: CacheResult?
             if let use = cacheUse {
                 cacheResult = await updateCache(
-                    with: response, use: use, revalidated: use.revalidates && statuses.last == .some(304), redirected: !hops.isEmpty,
-                    chain: chain, context: context)
+                    // A 304 the endpoint accepts as it is (it names another ETag) is no revalidation: the entry goes.
+                    with: response, use: use, revalidated: use.revalidates && statuses.last == .some(304) && response.statusCode != 304,
+                    redirected: !hops.isEmpty)
                 if !events.isEmpty, let cacheResult { events.send { $0.cacheDidAnswer(cacheResult, key: use.key, context: context) } }
             } else if cache != nil {
                 await invalidateCache(after: response, built: built, chain: chain, context: context)

@@ -35,14 +35,20 @@ struct CacheRulesTests {
         #expect(control.mustRevalidate == expected.mustRevalidate && control.isPrivate == expected.isPrivate)
     }
 
-    @Test("an Expires that does not parse, or is before Date, means already stale; Pragma: no-cache counts without Cache-Control")
+    @Test("an Expires that does not parse, or is before Date, means already stale; a request's Pragma: no-cache counts")
     func invalidExpires() {
         let request = URLRequest(url: url)
         #expect(HTTPCaching.freshnessLifetime(of: entry(["Expires": "0"])) == 0)
         #expect(HTTPCaching.freshnessLifetime(of: entry(["Expires": "Sun, 06 Nov 1994 08:49:37 GMT"])) == 0)
         #expect(!HTTPCaching.isFresh(entry(["Expires": "garbage"]), for: request, now: start))
         #expect(HTTPCaching.isFresh(entry(["Cache-Control": "max-age=60", "Pragma": "no-cache"]), for: request, now: start))   // Cache-Control wins
-        #expect(!HTTPCaching.isFresh(entry(["Pragma": "no-cache", "Last-Modified": "Sun, 06 Nov 1994 08:49:37 GMT"]), for: request, now: start))
+        // Pragma is a request header (RFC 9111 §5.4): on a response it changes nothing; on a request without
+        // Cache-Control it asks for revalidation.
+        #expect(HTTPCaching.isFresh(entry(["Cache-Control": "max-age=60", "Pragma": "no-cache"]), for: request, now: start))
+        var pragma = request
+        pragma.setValue("no-cache", forHTTPHeaderField: "Pragma")
+        #expect(!HTTPCaching.isFresh(entry(["Cache-Control": "max-age=60"]), for: pragma, now: start))
+        #expect(CacheControl(header: "max-age=60, max-age=120").maxAge == 0)   // two max-ages: invalid, stale
     }
 
     @Test("a request's max-age, min-fresh and max-stale move the line; must-revalidate ignores max-stale")

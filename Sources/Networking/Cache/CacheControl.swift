@@ -36,7 +36,7 @@ struct CacheControl: Equatable {
             let name = Self.trimmed(directive[..<(equals ?? directive.endIndex)])
             let argument = equals.map { Self.unquoted(Self.trimmed(directive[directive.index(after: $0)...])) }
             if Self.matches(name, "max-age") {
-                maxAge = Self.seconds(argument) ?? 0
+                maxAge = maxAge == nil ? Self.seconds(argument) ?? 0 : 0   // a second max-age is invalid: stale (RFC 9111 §4.2.1)
             } else if Self.matches(name, "no-cache") {
                 noCache = true   // `no-cache="Set-Cookie"` (a field list) is stricter than a private cache needs
             } else if Self.matches(name, "no-store") {

@@ -9,11 +9,47 @@ import Foundation
 enum CachePartition: Equatable {
     /// The interceptor does not authenticate this request.
     case notAuthenticated
-    /// The request is sent for this account: its entries are filed under this partition.
-    case account(String)
-    /// The request is authenticated but for no known account (signed out, or no ``Credential/account``):
-    /// the call neither reads nor stores entries.
+    /// The request is sent for this account: its entries are filed under the stamp's partition, while the
+    /// stamp is current.
+    case account(AccountStamp)
+    /// The request is authenticated but for no known account (signed out, no ``Credential/account``, or
+    /// two interceptors that both authenticate it): the call neither reads nor stores entries.
     case unknownAccount
+}
+
+/// Counts an ``AuthInterceptor``'s changes of account (sign-in, sign-out, an expired session): bumped in
+/// the same step that schedules the clearing of the old account's entries, so a store that checks its
+/// stamp after writing knows whether a clearing may have missed it.
+final class AccountEpoch: @unchecked Sendable {
+    // @unchecked: `value` is guarded by `lock`.
+    private let lock = NSLock()
+    private var value = 0
+
+    var current: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
+
+    func bump() {
+        lock.lock()
+        value += 1
+        lock.unlock()
+    }
+}
+
+/// An account's partition as it was when a call began, and whether that account is still the one.
+struct AccountStamp: Equatable {
+    let partition: String
+    let epoch: AccountEpoch
+    let value: Int
+
+    /// Whether the account has not changed since the stamp was taken.
+    var isCurrent: Bool { epoch.current == value }
+
+    static func == (lhs: AccountStamp, rhs: AccountStamp) -> Bool {
+        lhs.partition == rhs.partition && lhs.epoch === rhs.epoch && lhs.value == rhs.value
+    }
 }
 
 /// An interceptor that knows for which account a request is sent, and clears that account's entries
@@ -26,14 +62,19 @@ protocol CachePartitioning: Sendable {
 }
 
 extension Interceptor: CachePartitioning {
-    /// The first answer other than ``CachePartition/notAuthenticated`` among the adapters.
+    /// The answer of the one adapter that authenticates the request; ``CachePartition/unknownAccount``
+    /// when two do (a provider's `AuthInterceptor` and a call's own: the last one's token is sent, and the
+    /// cache cannot tell whose the answer is).
     func cachePartition(for request: URLRequest, context: RequestContext) async -> CachePartition {
+        var answer = CachePartition.notAuthenticated
         for adapter in adapters {
             guard let partitioning = adapter as? any CachePartitioning else { continue }
             let partition = await partitioning.cachePartition(for: request, context: context)
-            if partition != .notAuthenticated { return partition }
+            guard partition != .notAuthenticated else { continue }
+            if answer != .notAuthenticated { return .unknownAccount }
+            answer = partition
         }
-        return .notAuthenticated
+        return answer
     }
 
     func attach(_ cache: any ResponseCache) {
@@ -75,7 +116,7 @@ extension AuthInterceptor: CachePartitioning {
     private func currentPartition() async -> CachePartition {
         // A store that cannot be read: the call's adapt throws its error; here it only means "no account".
         guard let account = ((try? await loadedCredential()) ?? nil)?.account, !sessionDidExpire else { return .unknownAccount }
-        return .account(CacheKey.partition(forAccount: account))
+        return .account(AccountStamp(partition: CacheKey.partition(forAccount: account), epoch: accountEpoch, value: accountEpoch.current))
     }
 
     nonisolated func attach(_ cache: any ResponseCache) {

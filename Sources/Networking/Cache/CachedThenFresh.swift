@@ -62,6 +62,9 @@ extension NetworkProvider {
     /// Stopping the loop, or cancelling its task, cancels the request. Without a cache, or with nothing
     /// stored, it yields the network's value only. The stored value is read without interceptors and
     /// without monitor events; the network part is a call like any other (adapt, auth, retries, deadline).
+    /// The endpoint's policy holds: ``CachePolicy/disabled`` reads and stores nothing, ``CachePolicy/reload``
+    /// skips the stored value, ``CachePolicy/cacheOnly`` yields the stored value (or throws
+    /// ``NetworkError/notCached``) and sends nothing.
     ///
     /// ```swift
     /// for try await update in provider.cachedThenFresh(UserAPI.user(id: 1), as: User.self) {
@@ -84,7 +87,16 @@ extension NetworkProvider {
                         yielded = true
                     }
                     var mode = TransferMode()
-                    mode.cachePolicy = .revalidate
+                    switch (endpoint.cachePolicy ?? cachePolicy).kind {
+                    case .http, .staleIfError, .cacheElseLoad, .revalidate:
+                        mode.cachePolicy = .revalidate   // ask the server, conditionally when the entry has a validator
+                    case .cacheOnly:
+                        guard yielded else { throw NetworkError.notCached }
+                        continuation.finish()   // no request: the stored value was all there is
+                        return
+                    case .reload, .disabled:
+                        break   // the endpoint's own policy: a full load (stored as usual), or no cache at all
+                    }
                     let response = try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: mode).response
                     if !(yielded && response.report.cache == .revalidated) {
                         let value = try decode(response, as: type, decoder: endpoint.decoder)
@@ -101,7 +113,8 @@ extension NetworkProvider {
 
     /// The stored response for `endpoint`, however stale, or `nil`: nothing is sent.
     private func storedResponse(_ endpoint: some Endpoint, interceptor: (any RequestInterceptor)?) async throws -> Response? {
-        guard cache != nil, (endpoint.cachePolicy ?? cachePolicy).kind != .disabled else { return nil }
+        let kind = (endpoint.cachePolicy ?? cachePolicy).kind
+        guard cache != nil, kind != .disabled, kind != .reload else { return nil }
         let built = try builtRequestAndBody(for: endpoint).request
         var mode = TransferMode()
         mode.cachePolicy = .cacheOnly

@@ -21,6 +21,12 @@ enum HTTPCaching {
         "set-cookie", "set-cookie2", "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te",
         "trailer", "proxy-authenticate", "proxy-authorization",
     ]
+    /// Query parameters that sign or authorize a URL (S3, Google Cloud Storage, Azure SAS, CloudFront, API
+    /// keys), kept as digests in keys and on disk even though logs show some of them.
+    static let signingQueryNames: Set<String> = [
+        "x-amz-signature", "x-amz-credential", "x-amz-security-token", "x-goog-signature", "x-goog-credential", "sig", "signature",
+        "key-pair-id", "policy", "key", "apikey", "api-key", "auth",
+    ]
     /// Headers a 304 does not update (RFC 9111 §3.2): the stored body's own description.
     private static let keptOn304: Set<String> = ["content-length", "content-encoding", "content-range", "content-type"]
 
@@ -52,6 +58,13 @@ enum HTTPCaching {
             responseDate: responseDate, variantHeaders: variantHeaders(varyNames, of: request))
     }
 
+    /// Whether `entry`, updated by a 304, may still be stored: not when the 304 said `no-store`, nor
+    /// when the request did.
+    static func mayStore(_ entry: CachedResponse, for request: URLRequest) -> Bool {
+        !CacheControl(header: value(of: "Cache-Control", in: entry.headers)).noStore
+            && !CacheControl(header: request.value(forHTTPHeaderField: "Cache-Control")).noStore
+    }
+
     /// The response's headers as stored: without cookies, connection headers and any header a default
     /// ``Redactor`` hides (a token a server echoes).
     static func storedHeaders(of response: HTTPURLResponse) -> [String: String] {
@@ -60,9 +73,18 @@ enum HTTPCaching {
         for (name, value) in response.allHeaderFields {
             let name = "\(name)"
             guard !unstoredHeaders.contains(name.lowercased()), !redactor.hidesHeader(name) else { continue }
-            headers[name] = "\(value)"
+            headers[name] = storedValue("\(value)", of: name)
         }
         return headers
+    }
+
+    /// A header's value as stored: a URL-valued one (`Location`, `Content-Location`) with its secrets
+    /// digested as in a key (a signed redirect must not reach the disk).
+    private static func storedValue(_ value: String, of name: String) -> String {
+        guard sameName(name, "Location") || sameName(name, "Content-Location"), value.contains(where: { $0 == "?" || $0 == "@" || $0 == "#" }),
+            let url = URL(string: value)
+        else { return value }
+        return keyURL(url)
     }
 
     /// The lowercased header names a `Vary` value lists.
@@ -138,7 +160,7 @@ enum HTTPCaching {
 
     /// ``isFresh(_:for:now:)`` and the entry's current age, each header read once (a hit's hot path).
     static func freshness(of entry: CachedResponse, for request: URLRequest, now: Date) -> (isFresh: Bool, age: TimeInterval) {
-        let control = CacheControl(header: value(of: "Cache-Control", in: entry.headers), pragma: value(of: "Pragma", in: entry.headers))
+        let control = CacheControl(header: value(of: "Cache-Control", in: entry.headers))   // Pragma is a request header (RFC 9111 §5.4)
         let date = dateValue(of: entry)
         let age = currentAge(of: entry, now: now, date: date)
         guard !control.noCache else { return (false, age) }
@@ -236,7 +258,8 @@ enum HTTPCaching {
         if let items = components.percentEncodedQueryItems, !items.isEmpty {
             let redactor = Redactor()
             components.percentEncodedQueryItems = items.map { item in
-                guard let value = item.value, redactor.hidesQueryItem(named: item.name.removingPercentEncoding ?? item.name) else { return item }
+                let name = item.name.removingPercentEncoding ?? item.name
+                guard let value = item.value, redactor.hidesQueryItem(named: name) || signingQueryNames.contains(name.lowercased()) else { return item }
                 return URLQueryItem(name: item.name, value: "sha256-" + SHA256.hex(value))
             }
         }

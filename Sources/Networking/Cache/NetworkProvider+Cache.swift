@@ -14,6 +14,8 @@ struct CacheUse: @unchecked Sendable {
     let built: URLRequest
     /// The stored entry that matched the request, if any.
     var entry: CachedResponse?
+    /// The account the call was sent for, while it is still the signed-in one.
+    let stamp: AccountStamp?
     /// Whether the request carries the conditional headers that revalidate ``entry``.
     var revalidates = false
     /// When the call began: the entry's `request_time` (conservative: retries count as transit).
@@ -44,7 +46,7 @@ extension NetworkProvider {
             if policy.kind == .cacheOnly { throw NetworkError.notCached }
             return .send(built, nil)
         }
-        guard let partition = await partition(of: built, chain: chain, ownInterceptor: ownInterceptor, cache: cache, context: context)
+        guard let (partition, stamp) = await partition(of: built, chain: chain, ownInterceptor: ownInterceptor, cache: cache, context: context)
         else {
             if policy.kind == .cacheOnly { throw NetworkError.notCached }
             return .send(built, nil)   // authenticated for no known account: never shared, never stored
@@ -52,7 +54,7 @@ extension NetworkProvider {
         let requestDate = now()
         var use = CacheUse(
             cache: cache, key: CacheKey(partition: partition, method: method, url: HTTPCaching.keyURL(url)), policy: policy, built: built,
-            requestDate: requestDate)
+            stamp: stamp, requestDate: requestDate)
         if policy.kind == .reload { return .send(built, use) }
         if let entry = await cache.cachedResponse(for: use.key), HTTPCaching.variantMatches(entry, built) { use.entry = entry }
         guard let entry = use.entry else {
@@ -86,21 +88,25 @@ extension NetworkProvider {
     }
 
     /// After an accepted response: stores it (or the entry a 304 updated), or removes an entry it
-    /// replaces with something that may not be stored. Returns how the cache took part.
-    func updateCache(
-        with response: Response, use: CacheUse, revalidated: Bool, redirected: Bool, chain: (any RequestInterceptor)?, context: RequestContext
-    ) async -> CacheResult {
+    /// replaces with something that may not be stored. Returns how the cache took part. `revalidated`: the
+    /// answer is the stored entry a 304 confirmed.
+    func updateCache(with response: Response, use: CacheUse, revalidated: Bool, redirected: Bool) async -> CacheResult {
+        let result: CacheResult = revalidated ? .revalidated : .miss
         // The account signed out (or another signed in) while the call was out: its entries were cleared,
         // and this answer must not bring one back.
-        if let account = use.key.partition,
-            await partition(of: use.built, chain: chain, ownInterceptor: false, cache: use.cache, context: context) != .some(account)
-        {
-            return revalidated ? .revalidated : .miss
-        }
+        if let stamp = use.stamp, !stamp.isCurrent { return result }
         if revalidated, let entry = use.entry {
             let updated = HTTPCaching.updated(entry, with: response.httpResponse, requestDate: use.requestDate, responseDate: now())
-            await use.cache.store(updated, for: use.key)
-            return .revalidated
+            // Only the entry the 304 is about, still there: a newer answer stored meanwhile (or a removal) wins.
+            guard let current = await use.cache.cachedResponse(for: use.key), current.responseDate == entry.responseDate,
+                HTTPCaching.value(of: "ETag", in: current.headers) == HTTPCaching.value(of: "ETag", in: entry.headers)
+            else { return result }
+            if HTTPCaching.mayStore(updated, for: use.built) {
+                await store(updated, use: use)
+            } else {
+                await use.cache.removeResponse(for: use.key)   // the 304 said no-store
+            }
+            return result
         }
         // A response reached through a redirect answers another URL: it is not filed under this one. One
         // to a request with credentials that no interceptor tied to an account (an adapter of the app's
@@ -109,11 +115,18 @@ extension NetworkProvider {
             let entry = HTTPCaching.entry(
                 for: response.httpResponse, body: response.data, request: use.built, requestDate: use.requestDate, responseDate: now())
         {
-            await use.cache.store(entry, for: use.key)
+            await store(entry, use: use)
         } else if use.entry != nil {
             await use.cache.removeResponse(for: use.key)
         }
-        return .miss
+        return result
+    }
+
+    /// Stores `entry` for `use`, and takes it out again if the account changed while it was written (the
+    /// clearing that change scheduled may have run before the write).
+    private func store(_ entry: CachedResponse, use: CacheUse) async {
+        await use.cache.store(entry, for: use.key)
+        if let stamp = use.stamp, !stamp.isCurrent { await use.cache.removeResponse(for: use.key) }
     }
 
     /// `response`, answered from the cache, with its `report`; the monitors are told (the cache's answer,
@@ -151,7 +164,7 @@ extension NetworkProvider {
             (200..<400).contains(response.statusCode), let url = built.url
         else { return }
         var partitions: [String?] = [nil]
-        if let account = await partition(of: built, chain: chain, ownInterceptor: false, cache: cache, context: context), account != nil {
+        if let account = await partition(of: built, chain: chain, ownInterceptor: false, cache: cache, context: context)?.partition {
             partitions.append(account)
         }
         var urls = [url]
@@ -171,16 +184,16 @@ extension NetworkProvider {
         }
     }
 
-    /// The partition of a call: `.some(nil)` when no interceptor authenticates it, `.some(account)`
-    /// for an account, `nil` when it is authenticated for no known account.
+    /// The partition of a call: `(nil, nil)` when no interceptor authenticates it, an account's partition
+    /// and stamp, or `nil` when it is authenticated for no known account.
     private func partition(
         of request: URLRequest, chain: (any RequestInterceptor)?, ownInterceptor: Bool, cache: any ResponseCache, context: RequestContext
-    ) async -> String?? {
-        guard let partitioning = chain as? any CachePartitioning else { return .some(nil) }
+    ) async -> (partition: String?, stamp: AccountStamp?)? {
+        guard let partitioning = chain as? any CachePartitioning else { return (nil, nil) }
         if ownInterceptor { partitioning.attach(cache) }   // a call's own AuthInterceptor clears this cache too
         switch await partitioning.cachePartition(for: request, context: context) {
-        case .notAuthenticated: return .some(nil)
-        case .account(let partition): return .some(partition)
+        case .notAuthenticated: return (nil, nil)
+        case .account(let stamp): return (stamp.partition, stamp)
         case .unknownAccount: return nil
         }
     }

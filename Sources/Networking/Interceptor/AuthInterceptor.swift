@@ -89,7 +89,10 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
     /// The credential in use; `expiry` and `heldAccessTokens` follow it.
     var credential: Credential? {
         didSet {
-            if let account = oldValue?.account, account != credential?.account { clearCachedResponses(of: account) }
+            if oldValue?.account != credential?.account {
+                accountEpoch.bump()   // before the clearing is scheduled: a store that finishes later sees it
+                if let account = oldValue?.account { clearCachedResponses(of: account) }
+            }
             expiry = credential.flatMap(expiry(of:))
             if let oldValue, oldValue.accessToken != credential?.accessToken {
                 if heldAccessTokens.count >= 64 { heldAccessTokens.removeAll() }   // a bound, not a history
@@ -125,6 +128,8 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
     var lastStoreWrite: Task<Void, any Error>?
     /// The response caches of the providers this interceptor authenticates for (see ``Credential/account``).
     nonisolated let caches = AttachedCaches()
+    /// Bumped whenever the account changes (see ``AccountEpoch``).
+    nonisolated let accountEpoch = AccountEpoch()
     /// The last clearing of an account's cached responses; each waits for the one before it.
     var cacheClearing: Task<Void, Never>?
 
