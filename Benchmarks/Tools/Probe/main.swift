@@ -216,6 +216,9 @@ Task.detached { [prepare, check] in
                     try await group.waitForAll()
                 }
                 if api.refreshCount != (valid ? 0 : 1) { throw Failure.refreshes(api.refreshCount) }
+                if ProcessInfo.processInfo.environment["PROBE_VERBOSE"] != nil {
+                    FileHandle.standardError.write(Data("storm: \(api.expiredResponseCount) 401s, \(api.refreshCount) refreshes\n".utf8))
+                }
             }
         } else if mode.hasSuffix("concurrent") {
             for _ in 0..<(count / 64) {
