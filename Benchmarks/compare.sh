@@ -10,6 +10,16 @@
 #   cache-hit-instructions: <hit ÷ raw>x           a fresh hit of the provider's MemoryResponseCache (stored once
 #                                                  with Cache-Control: max-age=3600; decode included) ÷ the raw
 #                                                  sequential request above (issue 17's target: at most 0.5x)
+#   own-instructions: <provider ÷ floor>x          sequential, a provider with no interceptor against the
+#                                                  transport's floor: raw code driving a dataTask from a session
+#                                                  delegate (response, data, completion; no URLCache, the request
+#                                                  built once), gathering the body, checking 2xx, decoding
+#                                                  (issue 19: ≤ 1.03x)
+#   own-allocations: <provider − floor> blocks     the same pair, heap blocks per request (issue 19: ≤ 15)
+#   storm-instructions: <expired ÷ valid>x         per call, storms of 1,000 concurrent calls through an
+#                                                  AuthInterceptor, the token expired (401s, one shared refresh,
+#                                                  resends) ÷ valid (issue 19: ≤ 1.50x); the probe fails unless
+#                                                  every expired storm refreshed exactly once
 #
 # (Benchmarks/Tools/Probe runs each mode with N and 3N requests; the difference drops start-up.) Then it runs every
 # package-benchmark once, in one process pinned to CPU 0, and prints the wall-clock comparisons of that run:
@@ -76,15 +86,26 @@ headline() {
   awk -v name="$1" -v p="$2" -v r="$3" -v unit="$4" -v label="${5:-provider}" \
     'BEGIN { printf "%s: %.3fx (%s %d, raw %d %s per request)\n", name, p / r, label, p, r, unit }'
 }
-echo "== counting instructions and allocations with valgrind (about 3 minutes)" >&2
+echo "== counting instructions and allocations with valgrind (about 6 minutes)" >&2
 raw_sequential="$(per_request instructions raw-sequential 200)"   # also the cache-hit line's denominator
-headline sequential-instructions "$(per_request instructions provider-sequential 200)" "$raw_sequential" instructions
+provider_sequential="$(per_request instructions provider-sequential 200)"
+headline sequential-instructions "$provider_sequential" "$raw_sequential" instructions
 headline concurrent-instructions "$(per_request instructions provider-concurrent 256)" "$(per_request instructions raw-concurrent 256)" instructions
 headline tcp-instructions "$(per_request instructions provider-tcp 200)" "$(per_request instructions raw-tcp 200)" instructions
 headline allocations "$(per_request blocks provider-sequential 200)" "$(per_request blocks raw-sequential 200)" blocks
 # A hit costs half a raw request or less, while start-up (which includes the one miss that stores the entry)
 # varies by ~10M instructions between runs: 1,000 and 3,000 hits keep the difference within 1%.
 headline cache-hit-instructions "$(per_request instructions provider-cache-hit 1000)" "$raw_sequential" instructions hit
+# The provider as an app without interceptors has it (provider-plain: the mock's routing header comes from the
+# configuration, not from an adapter) against the floor: raw code driving the same delegate-driven task.
+headline own-instructions "$(per_request instructions provider-plain 200)" "$(per_request instructions floor-sequential 200)" instructions \
+  | sed 's/raw /floor /'
+plain_blocks="$(per_request blocks provider-plain 200)"
+floor_blocks="$(per_request blocks floor-sequential 200)"
+echo "own-allocations: $((plain_blocks - floor_blocks)) (provider $plain_blocks, floor $floor_blocks blocks per request)"
+# One storm and three (1,000 and 3,000 calls); each storm makes its own server and provider.
+headline storm-instructions "$(per_request instructions storm-expired 1000)" "$(per_request instructions storm-valid 1000)" instructions expired \
+  | sed 's/raw /valid /; s/per request/per call; one refresh per expired storm/'
 
 # --- Wall clock (package-benchmark) ---------------------------------------------------------------------
 # Build unpinned (both CPUs): the plugin, its tool and the benchmark executable. `benchmark list` builds

@@ -6,10 +6,23 @@
 //   raw-sequential, provider-sequential     one after another, through the mock URLProtocol
 //   raw-concurrent, provider-concurrent     batches of 64 concurrent tasks, through the mock
 //   raw-tcp, provider-tcp                   one after another, to a loopback server on <port>
+//   provider-plain                          provider-sequential with no interceptor at all (the mock's routing
+//                                           header comes from the configuration): an app's provider, for the
+//                                           own-instructions and own-allocations lines
 //   provider-nodeadline                     provider-sequential with no deadline (what the deadline timer costs)
 //   provider-cache-hit                      provider-sequential with a MemoryResponseCache: the response (with
 //                                           `Cache-Control: max-age=3600`) is stored by one request before the
 //                                           loop, so every counted request is a fresh hit, decode included
+//   floor-sequential                        the transport's floor under the provider: raw code driving a
+//                                           `dataTask(with:)` from a session delegate (response, data and
+//                                           completion callbacks on a serial delegate queue, as the provider's),
+//                                           the body gathered in `didReceive data`, 2xx checked, decoded;
+//                                           the request built once, no URLCache (as the provider's session)
+//   storm-expired, storm-valid              storms of 1,000 concurrent calls (<requests> a multiple of 1,000),
+//                                           each through a fresh MockAuthServer and provider with an
+//                                           AuthInterceptor: the token expired (unknown expiry: 401s, one
+//                                           shared refresh, resends) or valid; fails unless every expired
+//                                           storm refreshed exactly once and every valid one never
 // compare.sh runs each mode twice (with N and 3N requests) and takes the difference, so that start-up
 // cancels out. `main` is synchronous and waits on a detached task: callgrind crashes on an async main here.
 import Dispatch
@@ -31,6 +44,8 @@ enum Failure: Error {
     case status(Int)
     /// The server saw this many requests where the cache mode expects only the one before the loop.
     case notHits(Int)
+    /// A storm refreshed this many times (expected: once with an expired token, never with a valid one).
+    case refreshes(Int)
 }
 
 /// What an app writing raw URLSession code does: join the URL, send, check 2xx, decode.
@@ -47,6 +62,86 @@ struct RawClient: Sendable {
         return try decoder.decode(User.self, from: data)
     }
 }
+
+/// Raw code that needs the body as it arrives (as a size limit does), at its leanest: a session delegate gets
+/// the response, the data and the completion of a `dataTask(with:)`; the body is gathered per task, then 2xx
+/// checked and decoded. The request is built once (the URL joined once, the mock's routing header set once):
+/// this is the transport's floor under the provider, with nothing of a pipeline around it.
+final class FloorDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    // @unchecked: `tasks` is guarded by `lock`; a Pending's `body` is touched only by its task's serial callbacks.
+    private final class Pending {
+        var body = Data()
+        let continuation: CheckedContinuation<(Data, URLResponse?), any Error>
+        init(_ continuation: CheckedContinuation<(Data, URLResponse?), any Error>) { self.continuation = continuation }
+    }
+    private let lock = NSLock()
+    private var tasks: [Int: Pending] = [:]
+
+    func start(_ task: URLSessionTask, continuation: CheckedContinuation<(Data, URLResponse?), any Error>) {
+        lock.lock()
+        tasks[task.taskIdentifier] = Pending(continuation)
+        lock.unlock()
+        task.resume()
+    }
+
+    private func pending(_ task: URLSessionTask) -> Pending? {
+        lock.lock()
+        defer { lock.unlock() }
+        return tasks[task.taskIdentifier]
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        pending(dataTask)?.body.append(data)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        lock.lock()
+        let pending = tasks.removeValue(forKey: task.taskIdentifier)
+        lock.unlock()
+        guard let pending else { return }
+        if let error { pending.continuation.resume(throwing: error) } else { pending.continuation.resume(returning: (pending.body, task.response)) }
+    }
+}
+
+struct FloorClient: Sendable {
+    let session: URLSession
+    let delegate: FloorDelegate
+    let request: URLRequest
+    /// The delegate queue's dispatch queue, which the operation queue does not keep.
+    let callbackQueue = DispatchQueue(label: "probe.floor", qos: .userInitiated)
+    let decoder = JSONDecoder()
+
+    init(configuration: URLSessionConfiguration, request: URLRequest) {
+        configuration.urlCache = nil   // as the provider's session: no URLCache consulted per task
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        let delegate = FloorDelegate()
+        let queue = OperationQueue()   // serial, at a high QoS: as the provider's delegate queue
+        queue.maxConcurrentOperationCount = 1
+        queue.underlyingQueue = callbackQueue
+        self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
+        self.delegate = delegate
+        self.request = request
+    }
+
+    func user() async throws -> User {
+        let (session, delegate, request) = (session, delegate, request)
+        let (data, response) = try await withCheckedThrowingContinuation { continuation in
+            delegate.start(session.dataTask(with: request), continuation: continuation)
+        }
+        guard let http = response as? HTTPURLResponse, (200..<300).contains(http.statusCode) else { throw Failure.status(-1) }
+        return try decoder.decode(User.self, from: data)
+    }
+}
+
+/// Calls per storm in the storm modes.
+let stormSize = 1_000
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3, let count = Int(arguments[2]) else {
@@ -74,12 +169,24 @@ case "raw-sequential", "raw-concurrent":
 case "provider-sequential", "provider-concurrent", "provider-nodeadline":
     let provider = server.makeProvider(deadline: mode == "provider-nodeadline" ? .infinity : NetworkProvider.defaultDeadline)
     send = { try await provider.request(UserEndpoint(baseURL: mockBase), as: User.self) }
+case "provider-plain":
+    // The routing header from the configuration (the provider moves it onto every request it builds), so the
+    // provider has no interceptor at all, as in an app that sets none: what own-instructions compares.
+    let configuration = server.makeConfiguration()
+    configuration.httpAdditionalHeaders = [MockURLProtocol.serverHeader: server.id]
+    let provider = NetworkProvider(configuration: configuration)
+    send = { try await provider.request(UserEndpoint(baseURL: mockBase), as: User.self) }
 case "provider-cache-hit":
     let provider = server.makeProvider(cache: MemoryResponseCache())
     let endpoint = UserEndpoint(baseURL: mockBase)
     prepare = { _ = try await provider.request(endpoint, as: User.self) }   // the one miss: stores the response
     send = { try await provider.request(endpoint, as: User.self) }
     check = { if server.requests.count != 1 { throw Failure.notHits(server.requests.count) } }
+case "floor-sequential":
+    let client = FloorClient(configuration: server.makeConfiguration(), request: server.route(URLRequest(url: mockBase.appendingPathComponent("users/1"))))
+    send = { try await client.user() }
+case "storm-expired", "storm-valid":
+    send = { throw Failure.status(0) }   // unused: a storm runs its own calls (below)
 case "raw-tcp":
     let client = RawClient(session: URLSession(configuration: .ephemeral), baseURL: tcpBase, route: { $0 })
     send = { try await client.user() }
@@ -96,7 +203,24 @@ nonisolated(unsafe) var failure: (any Error)?
 Task.detached { [prepare, check] in
     do {
         try await prepare()
-        if mode.hasSuffix("concurrent") {
+        if mode.hasPrefix("storm-") {
+            let valid = mode == "storm-valid"
+            for _ in 0..<(count / stormSize) {
+                let api = MockAuthServer(accessTokenIsValid: valid)
+                let (provider, _) = api.makeAuthenticatedProvider()
+                let endpoints = (0..<stormSize).map { api.resource("/items/\($0)") }
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for endpoint in endpoints {
+                        group.addTask { _ = try await provider.request(endpoint, as: MockAuthServer.Resource.self) }
+                    }
+                    try await group.waitForAll()
+                }
+                if api.refreshCount != (valid ? 0 : 1) { throw Failure.refreshes(api.refreshCount) }
+                if ProcessInfo.processInfo.environment["PROBE_VERBOSE"] != nil {
+                    FileHandle.standardError.write(Data("storm: \(api.expiredResponseCount) 401s, \(api.refreshCount) refreshes\n".utf8))
+                }
+            }
+        } else if mode.hasSuffix("concurrent") {
             for _ in 0..<(count / 64) {
                 try await withThrowingTaskGroup(of: Int.self) { group in
                     for _ in 0..<64 { group.addTask { try await send().id } }

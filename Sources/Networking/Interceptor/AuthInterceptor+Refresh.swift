@@ -34,7 +34,7 @@ extension AuthInterceptor {
     /// The token `task` refreshes to; if it fails for a transient reason, `fallback`'s (a proactive
     /// refresh's starting credential, shared by everyone waiting on it). The fallback is sent even when
     /// the device's clock says it has expired: the server's clock decides, and a 401 still refreshes.
-    private func token(from task: Task<Credential, any Error>, fallback: Credential?) async throws -> String {
+    private func token(from task: RefreshTask, fallback: Credential?) async throws -> String {
         refreshWaiterCount += 1
         defer { refreshWaiterCount -= 1 }
         do {
@@ -106,7 +106,7 @@ extension AuthInterceptor {
     /// Starts the one refresh (no suspension between the callers' checks and here). The provider
     /// monitors of `context`, the call that triggered it, hear about it, and the refresh is sent
     /// through that call's provider.
-    private func startRefresh(from current: Credential, proactive: Bool, for context: RequestContext) throws -> Task<Credential, any Error> {
+    private func startRefresh(from current: Credential, proactive: Bool, for context: RequestContext) throws -> RefreshTask {
         let startedAt = now()
         refreshDates = refreshDates.filter { startedAt.timeIntervalSince($0) < refreshWindow.interval }
         guard refreshDates.count < refreshWindow.maximumCount else {
@@ -117,17 +117,26 @@ extension AuthInterceptor {
         context.events.send { $0.tokenRefreshDidStart(context: context) }
         let network = RefreshSender(provider: context.provider, interceptorID: id)
         let run = RefreshRun(interceptorID: id)
+        let shared = SharedResult<Credential>()
         let task = Task { [refresh, generation] in
             let outcome = await run.run { try await refresh(current, network) }
             switch outcome.result {
             case .success: context.events.send { $0.tokenRefreshDidSucceed(context: context) }
             case .failure(let error): context.events.send { $0.tokenRefreshDidFail(error, context: context) }
             }
-            return try await self.finishRefresh(outcome, from: current, startedIn: generation, proactive: proactive)
+            do {
+                let renewed = try await self.finishRefresh(outcome, from: current, startedIn: generation, proactive: proactive)
+                shared.finish(.success(renewed))
+                return renewed
+            } catch {
+                shared.finish(.failure(error))
+                throw error
+            }
         }
-        refreshTask = task
+        let running = RefreshTask(task: task, shared: shared)
+        refreshTask = running
         proactiveFallback = proactive ? current : nil
-        return task
+        return running
     }
 
     private func finishRefresh(

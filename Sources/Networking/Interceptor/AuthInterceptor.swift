@@ -79,7 +79,9 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
     /// ``Credential/expiresAt``.
     public nonisolated let readsTokenExpiry: Bool
 
-    nonisolated let id = UUID()
+    nonisolated let id: UUID
+    /// The per-call note that marks a call as already retried for authentication (made once: it names ``id``).
+    nonisolated let noteKey: String
     nonisolated let store: any CredentialStore
     nonisolated let refresh: Refresh
     nonisolated let isRejection: (@Sendable (any Error) -> Bool)?
@@ -112,7 +114,7 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
     var sessionDidExpire = false
     /// Bumped by sign-in and sign-out: a refresh started before is ignored when it ends.
     var generation = 0
-    var refreshTask: Task<Credential, any Error>?
+    var refreshTask: RefreshTask?
     /// The still-valid credential a running *proactive* refresh started from: requests waiting on it
     /// are sent with this one if the refresh fails for a transient reason.
     var proactiveFallback: Credential?
@@ -164,6 +166,9 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
         now: @escaping @Sendable () -> Date = { Date() },
         refresh: @escaping Refresh
     ) {
+        let id = UUID()
+        self.id = id
+        self.noteKey = "AuthInterceptor.\(id)"
         self.scope = Set(([baseURL] + additionalScope).map(Origin.init))
         self.store = store
         self.header = header
@@ -284,9 +289,6 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
             return .doNotRetryWithError(error)
         }
     }
-
-    /// The per-call note that marks a call as already retried for authentication.
-    private nonisolated var noteKey: String { "AuthInterceptor.\(id)" }
 
     /// Whether `request` is one this interceptor authenticates: for an endpoint that requires
     /// authentication, in scope, and not sent by this interceptor's own refresh (see ``RefreshRun``).

@@ -7,8 +7,10 @@ import Foundation
 /// The `URLSessionTask` of one attempt, so that cancelling the calling task can cancel it, whichever
 /// of the two happens first.
 final class TaskHandle: WatchedAttempt, @unchecked Sendable {
-    // @unchecked: `task`, `isCancelled` and `expired` are guarded by `lock`.
-    private let lock = NSLock()
+    // @unchecked: `task`, `isCancelled` and `expired` are guarded by `lock`, one for every handle: its
+    // sections are a few loads and stores (a lock of its own cost two allocations per attempt).
+    private var lock: NSLock { Self.lock }
+    private static let lock = NSLock()
     private var task: URLSessionTask?
     private var isCancelled = false
     private var expired = false
