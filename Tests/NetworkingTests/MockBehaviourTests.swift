@@ -80,9 +80,10 @@ struct MockBehaviourTests {
     }
 
     @Test func theTimeoutIsIdleTimeBetweenChunksNotTheWholeBody() async throws {
-        // GIVEN a 2 s timeout; one body whose chunks come 0.5 s apart (3 s in all), one that stalls
+        // GIVEN a 5 s timeout; one body whose chunks come 0.5 s apart (6 s in all: longer than the timeout,
+        // each gap a tenth of it, so a loaded machine cannot stretch one past it), one that stalls
         let server = MockServer()
-        server.stub(.get, "/v1/steady", .chunked(Array(repeating: "x", count: 6), interval: 0.5))
+        server.stub(.get, "/v1/steady", .chunked(Array(repeating: "x", count: 12), interval: 0.5))
         server.stub(.get, "/v1/stalled") { _ in
             var response = MockResponse.chunked(["a", "b"])
             response.chunks[1].delay = 30
@@ -90,11 +91,11 @@ struct MockBehaviourTests {
         }
         let provider = server.makeProvider(deadline: 20)
         // WHEN both are requested
-        let steady = try await provider.response(TestEndpoint(path: "/steady", timeout: 2))
+        let steady = try await provider.response(TestEndpoint(path: "/steady", timeout: 5))
         // THEN the steady body arrives whole although it took longer than the timeout, and the stalled
-        // one fails with timedOut once no byte came for 2 s
-        #expect(String(decoding: steady.data, as: UTF8.self) == "xxxxxx")
-        await expectTimedOut(within: 1.9, 12) { _ = try await provider.response(TestEndpoint(path: "/stalled", timeout: 2)) }
+        // one fails with timedOut once no byte came for 5 s
+        #expect(String(decoding: steady.data, as: UTF8.self) == String(repeating: "x", count: 12))
+        await expectTimedOut(within: 4.9, 18) { _ = try await provider.response(TestEndpoint(path: "/stalled", timeout: 5)) }
     }
 
     @Test func aRequestWithoutItsOwnTimeoutUsesTheSessions() async throws {
