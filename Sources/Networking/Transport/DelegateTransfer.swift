@@ -115,7 +115,7 @@ final class DelegateTransfer: @unchecked Sendable {
                 file = try FileHandle(forWritingTo: url)
             } catch {
                 fileError = error
-                task.cancel()   // a `.cancel` disposition is ignored on Linux: cancel the task itself
+                handle.cancelTask()   // a `.cancel` disposition is ignored on Linux: cancel the task itself
                 return .cancel
             }
             let encoding = http.value(forHTTPHeaderField: "Content-Encoding")?.lowercased()
@@ -141,7 +141,7 @@ final class DelegateTransfer: @unchecked Sendable {
                     unwritten.removeAll(keepingCapacity: true)
                 } catch {
                     fileError = error
-                    task.cancel()
+                    handle.cancelTask()
                     return
                 }
             }
