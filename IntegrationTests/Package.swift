@@ -33,6 +33,11 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // One call in a process of its own, its peak memory measured (BodyMemoryTests): only the library.
+        .executableTarget(
+            name: "MemoryProbe",
+            dependencies: [.product(name: "Networking", package: root)]
+        ),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [

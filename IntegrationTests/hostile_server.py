@@ -5,8 +5,11 @@ port, printed as the first line of stdout) and exits when its stdin closes (the 
 after 10 minutes, whichever comes first. Nothing leaves the loopback.
 """
 import asyncio
+import ctypes
 import gzip
+import struct
 import sys
+import zlib
 
 CRLF = b"\r\n"
 
@@ -48,6 +51,12 @@ async def handle(reader, writer):
 
 async def not_found(w, path):
     w.write(head(404, [(b"Content-Length", b"0")]))
+    await w.drain()
+
+
+async def small(w, path):
+    body = b'{"ok":true}'
+    w.write(head(200, [(b"Content-Length", b"%d" % len(body)), (b"Content-Type", b"application/json")]) + body)
     await w.drain()
 
 
@@ -126,16 +135,6 @@ async def redirect_loop(w, path):
     await w.drain()
 
 
-async def huge_body(w, path):
-    """Declares 1 GiB and sends it in 1 MiB writes, as fast as the client reads."""
-    size = 1 << 30
-    w.write(head(200, [(b"Content-Length", b"%d" % size), (b"Content-Type", b"application/octet-stream")]))
-    chunk = b"\0" * (1 << 20)
-    for _ in range(size >> 20):
-        w.write(chunk)
-        await w.drain()
-
-
 async def huge_chunked(w, path):
     """Sends 1 GiB in 1 MiB chunks without declaring a length, as fast as the client reads."""
     w.write(head(200, [(b"Transfer-Encoding", b"chunked"), (b"Content-Type", b"application/octet-stream")]))
@@ -160,6 +159,113 @@ async def gzip_bomb(w, path):
     await w.drain()
 
 
+async def huge_close(w, path):
+    """Sends 1 GiB without a length, delimited by closing the connection, as fast as the client reads."""
+    w.write(head(200, [(b"Connection", b"close"), (b"Content-Type", b"application/octet-stream")]))
+    chunk = b"\0" * (1 << 20)
+    for _ in range(1 << 10):
+        w.write(chunk)
+        await w.drain()
+
+
+async def huge_declared(w, path):
+    """Declares 10 GiB, sends 1 GiB of it as fast as the client reads, then holds the connection open: the
+    client must stop at the headers. `/huge-declared-all` sends all 10 GiB (not in CI: it measures how long
+    URLSession takes to act on a cancel while bytes keep coming; see Docs/Limits.md)."""
+    w.write(head(200, [(b"Content-Length", b"%d" % (10 << 30)), (b"Content-Type", b"application/octet-stream")]))
+    chunk = b"\0" * (1 << 20)
+    for _ in range((10 << 10) if path == "/huge-declared-all" else (1 << 10)):
+        w.write(chunk)
+        await w.drain()
+    await forever(w)
+
+
+# Bombs: 2 GiB of zeros in each content coding libcurl decodes here. Made once per server, cheaply.
+BOMB_SIZE = 2 << 30
+BOMBS = {}
+
+
+def deflate_zeros(wbits, trailer):
+    """2 GiB of zeros as a zlib (wbits 15) or gzip (wbits 31) stream of about 2 MB, in 0.3 s: each 16 MiB of
+    zeros is compressed after a full flush, which resets the compressor, so every piece after the first is
+    the same bytes and is compressed once. `trailer` is the stream's check value for the whole 2 GiB."""
+    piece = b"\0" * (16 << 20)
+    compressor = zlib.compressobj(9, zlib.DEFLATED, wbits)
+    first = compressor.compress(piece) + compressor.flush(zlib.Z_FULL_FLUSH)
+    repeated = compressor.compress(piece) + compressor.flush(zlib.Z_FULL_FLUSH)
+    return first + repeated * (BOMB_SIZE // len(piece) - 1) + b"\x03\x00" + trailer   # an empty final block, then the check
+
+
+def gzip_zeros():
+    return deflate_zeros(31, struct.pack("<II", 0x4DBDF21C, BOMB_SIZE & 0xFFFFFFFF))   # CRC-32 of 2 GiB of zeros, size mod 2^32
+
+
+def zlib_zeros():
+    return deflate_zeros(15, struct.pack(">I", ((BOMB_SIZE % 65521) << 16) | 1))   # Adler-32 of 2 GiB of zeros
+
+
+def zstd_zeros(size=BOMB_SIZE):
+    """A zstd frame of RLE blocks, each 128 KiB of zeros in 4 bytes: 64 KiB for 2 GiB."""
+    block = 128 << 10
+    count = size // block
+    frame = [struct.pack("<I", 0xFD2FB528), bytes([0x00, (17 - 10) << 3])]   # no content size; a 128 KiB window
+    for index in range(count):
+        header = (1 if index == count - 1 else 0) | (1 << 1) | (block << 3)   # last?, RLE, size
+        frame.append(struct.pack("<I", header)[:3] + b"\0")
+    return b"".join(frame)
+
+
+def brotli_zeros():
+    """Brotli at quality 1 through libbrotlienc (installed with libcurl, which decodes br here): about
+    400 KB in 0.5 s."""
+    lib = ctypes.CDLL("libbrotlienc.so.1")
+    lib.BrotliEncoderCreateInstance.restype = ctypes.c_void_p
+    lib.BrotliEncoderCreateInstance.argtypes = [ctypes.c_void_p] * 3
+    lib.BrotliEncoderSetParameter.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32]
+    size_p, void_pp = ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_void_p)
+    lib.BrotliEncoderCompressStream.argtypes = [ctypes.c_void_p, ctypes.c_int, size_p, void_pp, size_p, void_pp, ctypes.c_void_p]
+    lib.BrotliEncoderHasMoreOutput.argtypes = [ctypes.c_void_p]
+    lib.BrotliEncoderIsFinished.argtypes = [ctypes.c_void_p]
+    lib.BrotliEncoderDestroyInstance.argtypes = [ctypes.c_void_p]
+    state = lib.BrotliEncoderCreateInstance(None, None, None)
+    lib.BrotliEncoderSetParameter(state, 1, 1)    # BROTLI_PARAM_QUALITY
+    lib.BrotliEncoderSetParameter(state, 2, 24)   # BROTLI_PARAM_LGWIN
+    piece = ctypes.create_string_buffer(16 << 20)
+    output = ctypes.create_string_buffer(1 << 20)
+    parts = []
+
+    def run(operation, address, count):   # 0: BROTLI_OPERATION_PROCESS, 2: BROTLI_OPERATION_FINISH
+        available_in, next_in = ctypes.c_size_t(count), ctypes.c_void_p(address)
+        while True:
+            available_out, next_out = ctypes.c_size_t(len(output)), ctypes.c_void_p(ctypes.addressof(output))
+            if not lib.BrotliEncoderCompressStream(state, operation, ctypes.byref(available_in), ctypes.byref(next_in),
+                                                   ctypes.byref(available_out), ctypes.byref(next_out), None):
+                raise RuntimeError("brotli failed")
+            parts.append(output.raw[:len(output) - available_out.value])
+            if available_in.value == 0 and not lib.BrotliEncoderHasMoreOutput(state) and (
+                    operation != 2 or lib.BrotliEncoderIsFinished(state)):
+                return
+
+    for _ in range(BOMB_SIZE // len(piece)):
+        run(0, ctypes.addressof(piece), len(piece))
+    run(2, 0, 0)
+    lib.BrotliEncoderDestroyInstance(state)
+    return b"".join(parts)
+
+
+def bomb(encoding, make):
+    async def route(w, path):
+        if path not in BOMBS:
+            BOMBS[path] = make()
+        body = BOMBS[path]
+        w.write(head(200, [(b"Content-Encoding", encoding), (b"Content-Type", b"application/octet-stream"),
+                           (b"Content-Length", b"%d" % len(body))]))
+        for start in range(0, len(body), 1 << 16):
+            w.write(body[start:start + (1 << 16)])
+            await w.drain()
+    return route
+
+
 def redirect_to(location):
     async def route(w, path):
         w.write(head(302, [(b"Location", location), (b"Content-Length", b"0")]))
@@ -182,8 +288,16 @@ ROUTES = {
     "/many-headers": many_headers,
     "/redirect-loop": redirect_loop,
     "/gzip-bomb": gzip_bomb,
-    "/huge-body": huge_body,
     "/huge-chunked": huge_chunked,
+    "/huge-close": huge_close,
+    "/huge-declared": huge_declared,
+    "/huge-declared-all": huge_declared,   # not in CI
+    "/bomb-gzip": bomb(b"gzip", gzip_zeros),
+    "/bomb-deflate": bomb(b"deflate", zlib_zeros),
+    "/bomb-br": bomb(b"br", brotli_zeros),
+    "/bomb-zstd": bomb(b"zstd", zstd_zeros),
+    "/bomb-zstd-16gib": bomb(b"zstd", lambda: zstd_zeros(16 << 30)),   # not in CI: Docs/Limits.md's largest row
+    "/small": small,
     "/redirect-file": redirect_to(b"file:///etc/passwd"),
     "/redirect-data": redirect_to(b"data:text/plain,hello"),
     "/redirect-ftp": redirect_to(b"ftp://127.0.0.1:1/x"),

@@ -129,9 +129,8 @@ public final class NetworkProvider: NetworkProviding {
         self.delegate = SessionDelegate(serverTrust: serverTrust)
         // The delegate's callbacks run one at a time on a queue of their own, at a high QoS: the size
         // limit counts bytes there, and a starved queue lets bytes pile up before it can stop a transfer.
-        let callbacks = OperationQueue()
-        callbacks.maxConcurrentOperationCount = 1
-        callbacks.underlyingQueue = callbackQueue   // unowned by the operation queue: the provider keeps it
+        // On Linux the queue also holds URLSession back while too many callbacks wait (see BackpressureQueue).
+        let callbacks = SessionDelegateQueue.make(on: callbackQueue)
         let configuration = (configuration.copy() as? URLSessionConfiguration) ?? configuration   // the caller's stays as it is
         self.additionalHeaders = Self.fieldValues(of: configuration.httpAdditionalHeaders)
         configuration.httpAdditionalHeaders = nil

@@ -137,7 +137,7 @@ final class DelegateTransfer: @unchecked Sendable {
                 }
             } catch {
                 fileError = error
-                task.cancel()   // a `.cancel` disposition is ignored on Linux: cancel the task itself
+                handle.cancelTask()   // a `.cancel` disposition is ignored on Linux: cancel the task itself
                 return .cancel
             }
             received = offset
@@ -165,7 +165,7 @@ final class DelegateTransfer: @unchecked Sendable {
                     unwritten.removeAll(keepingCapacity: true)
                 } catch {
                     fileError = error
-                    task.cancel()
+                    handle.cancelTask()
                     return
                 }
             }

@@ -126,11 +126,15 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
                 lock.lock()
                 states[task.taskIdentifier, default: TaskState()].challengedResponse = response
                 lock.unlock()
-                completionHandler(.cancelAuthenticationChallenge, nil)
+                // corelibs answers by cancelling (suspending, resuming) the task, which waits for the session's
+                // work queue: never from this queue, which the work queue may be waiting on (BackpressureQueue).
+                SessionDelegateQueue.leave { completionHandler(.cancelAuthenticationChallenge, nil) }
                 return
             }
+            SessionDelegateQueue.leave { completionHandler(.performDefaultHandling, nil) }
+        #else
+            completionHandler(.performDefaultHandling, nil)
         #endif
-        completionHandler(.performDefaultHandling, nil)
     }
 
     #if canImport(FoundationNetworking)

@@ -32,12 +32,16 @@ final class TaskHandle: WatchedAttempt, @unchecked Sendable {
         return expired ? .expired : nil
     }
 
-    /// Cancels the task, if it started, without saying why (the caller knows: a body over its limit).
+    /// Cancels the task, if it started, without saying why (the caller knows: a body over its limit, a file
+    /// it could not write). Called on the session's delegate queue, so the cancel is sent from another
+    /// queue: on Linux `cancel()` waits for the session's work queue, which may be waiting for the delegate
+    /// queue to drain (see ``BackpressureQueue``).
     func cancelTask() {
         lock.lock()
         let task = self.task
         lock.unlock()
-        task?.cancel()
+        guard let task else { return }
+        SessionDelegateQueue.leave { task.cancel() }
     }
 
     /// The call's deadline passed: cancels the task.
