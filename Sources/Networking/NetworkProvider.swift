@@ -264,8 +264,7 @@ public final class NetworkProvider: NetworkProviding {
                 let file = FileManager.default.temporaryDirectory.appendingPathComponent("networking-\(UUID().uuidString).multipart")
                 spooled = file
                 let (contentType, length) = try await form.spool(to: file)
-                built.setValue(contentType, forHTTPHeaderField: "Content-Type")   // the boundary always wins over an endpoint's type
-                built.setValue(String(length), forHTTPHeaderField: "Content-Length")
+                built.setHeaderFields(["Content-Type": contentType, "Content-Length": String(length)])   // the boundary always wins over an endpoint's type
                 mode.bodyFile = file
             case .inline?, nil:
                 break
@@ -330,11 +329,7 @@ public final class NetworkProvider: NetworkProviding {
 
     /// The request `endpoint` builds, with the configuration's additional headers it does not set itself.
     func builtRequestAndBody(for endpoint: some Endpoint) throws -> (request: URLRequest, body: RequestBody.Encoded?) {
-        var (built, body) = try endpoint.urlRequestAndBody(encoder: encoder)
-        for (name, value) in additionalHeaders where built.value(forHTTPHeaderField: name) == nil {
-            built.setValue(value, forHTTPHeaderField: name)
-        }
-        return (built, body)
+        try endpoint.urlRequestAndBody(encoder: encoder, additionalHeaders: additionalHeaders)
     }
 
     /// The attempt loop: adapt → send → validate → on error ask the retriers → retry or throw.

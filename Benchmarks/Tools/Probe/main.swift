@@ -113,25 +113,31 @@ final class FloorDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable
 struct FloorClient: Sendable {
     let session: URLSession
     let delegate: FloorDelegate
-    let request: URLRequest
+    let baseURL: URL
+    let route: @Sendable (URLRequest) -> URLRequest
     /// The delegate queue's dispatch queue, which the operation queue does not keep.
     let callbackQueue = DispatchQueue(label: "probe.floor", qos: .userInitiated)
     let decoder = JSONDecoder()
 
-    init(configuration: URLSessionConfiguration, request: URLRequest) {
-        configuration.urlCache = nil   // as the provider's session: no URLCache consulted per task
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+    /// The raw client's session configuration and request building; only the transport differs.
+    init(configuration: URLSessionConfiguration, baseURL: URL, route: @escaping @Sendable (URLRequest) -> URLRequest) {
+        do {   // as the provider's session: no URLCache (it caches by its own rules)
+            configuration.urlCache = nil
+            configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        }
         let delegate = FloorDelegate()
         let queue = OperationQueue()   // serial, at a high QoS: as the provider's delegate queue
         queue.maxConcurrentOperationCount = 1
         queue.underlyingQueue = callbackQueue
         self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
         self.delegate = delegate
-        self.request = request
+        self.baseURL = baseURL
+        self.route = route
     }
 
     func user() async throws -> User {
-        let (session, delegate, request) = (session, delegate, request)
+        let request = route(URLRequest(url: baseURL.appendingPathComponent("users/1")))
+        let (session, delegate) = (session, delegate)
         let (data, response) = try await withCheckedThrowingContinuation { continuation in
             delegate.start(session.dataTask(with: request), continuation: continuation)
         }
@@ -183,7 +189,7 @@ case "provider-cache-hit":
     send = { try await provider.request(endpoint, as: User.self) }
     check = { if server.requests.count != 1 { throw Failure.notHits(server.requests.count) } }
 case "floor-sequential":
-    let client = FloorClient(configuration: server.makeConfiguration(), request: server.route(URLRequest(url: mockBase.appendingPathComponent("users/1"))))
+    let client = FloorClient(configuration: server.makeConfiguration(), baseURL: mockBase, route: { server.route($0) })
     send = { try await client.user() }
 case "storm-expired", "storm-valid":
     send = { throw Failure.status(0) }   // unused: a storm runs its own calls (below)

@@ -41,12 +41,12 @@ enum HTTPCaching {
         guard method == "GET" || method == "HEAD", let url = response.url ?? request.url else { return nil }
         let requestControl = CacheControl(header: request.value(forHTTPHeaderField: "Cache-Control"))
         let headers = storedHeaders(of: response)
-        let control = CacheControl(header: value(of: "Cache-Control", in: headers))
+        let control = CacheControl(header: HeaderFields.value(of: "Cache-Control", in: headers))
         guard !requestControl.noStore, !control.noStore, response.statusCode != 206, response.statusCode != 304 else { return nil }
         let varyNames = self.varyNames(in: headers)
         guard !varyNames.contains("*") else { return nil }   // never matches a later request
-        let explicit = control.maxAge != nil || value(of: "Expires", in: headers) != nil
-        let validated = value(of: "ETag", in: headers) != nil || value(of: "Last-Modified", in: headers) != nil
+        let explicit = control.maxAge != nil || HeaderFields.value(of: "Expires", in: headers) != nil
+        let validated = HeaderFields.value(of: "ETag", in: headers) != nil || HeaderFields.value(of: "Last-Modified", in: headers) != nil
         if explicit {
             guard (200..<600).contains(response.statusCode) else { return nil }
         } else {
@@ -61,7 +61,7 @@ enum HTTPCaching {
     /// Whether `entry`, updated by a 304, may still be stored: not when the 304 said `no-store`, nor
     /// when the request did.
     static func mayStore(_ entry: CachedResponse, for request: URLRequest) -> Bool {
-        !CacheControl(header: value(of: "Cache-Control", in: entry.headers)).noStore
+        !CacheControl(header: HeaderFields.value(of: "Cache-Control", in: entry.headers)).noStore
             && !CacheControl(header: request.value(forHTTPHeaderField: "Cache-Control")).noStore
     }
 
@@ -81,7 +81,8 @@ enum HTTPCaching {
     /// A header's value as stored: a URL-valued one (`Location`, `Content-Location`) with its secrets
     /// digested as in a key (a signed redirect must not reach the disk).
     private static func storedValue(_ value: String, of name: String) -> String {
-        guard sameName(name, "Location") || sameName(name, "Content-Location"), value.contains(where: { $0 == "?" || $0 == "@" || $0 == "#" }),
+        guard HeaderFields.sameName(name, "Location") || HeaderFields.sameName(name, "Content-Location"),
+            value.contains(where: { $0 == "?" || $0 == "@" || $0 == "#" }),
             let url = URL(string: value)
         else { return value }
         return keyURL(url)
@@ -89,7 +90,7 @@ enum HTTPCaching {
 
     /// The lowercased header names a `Vary` value lists.
     static func varyNames(in headers: [String: String]) -> [String] {
-        guard let vary = value(of: "Vary", in: headers) else { return [] }
+        guard let vary = HeaderFields.value(of: "Vary", in: headers) else { return [] }
         return vary.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
     }
 
@@ -121,17 +122,17 @@ enum HTTPCaching {
     /// minus `Date`, else for a heuristically cacheable status a tenth of the time since `Last-Modified`
     /// (at most ``heuristicLimit``), else 0.
     static func freshnessLifetime(of entry: CachedResponse) -> TimeInterval {
-        freshnessLifetime(of: entry, control: CacheControl(header: value(of: "Cache-Control", in: entry.headers)), date: dateValue(of: entry))
+        freshnessLifetime(of: entry, control: CacheControl(header: HeaderFields.value(of: "Cache-Control", in: entry.headers)), date: dateValue(of: entry))
     }
 
     /// ``freshnessLifetime(of:)`` with the entry's `Cache-Control` and `Date` already read.
     private static func freshnessLifetime(of entry: CachedResponse, control: CacheControl, date: Date) -> TimeInterval {
         if let maxAge = control.maxAge { return maxAge }
-        if let expires = value(of: "Expires", in: entry.headers) {
+        if let expires = HeaderFields.value(of: "Expires", in: entry.headers) {
             guard let expiry = HTTPDate.parse(expires, relativeTo: entry.responseDate) else { return 0 }   // invalid: already expired
             return max(0, expiry.timeIntervalSince(date))
         }
-        guard heuristicallyCacheable.contains(entry.statusCode), let modified = value(of: "Last-Modified", in: entry.headers),
+        guard heuristicallyCacheable.contains(entry.statusCode), let modified = HeaderFields.value(of: "Last-Modified", in: entry.headers),
             let lastModified = HTTPDate.parse(modified, relativeTo: entry.responseDate)
         else { return 0 }
         return min(max(0, date.timeIntervalSince(lastModified)) * heuristicFraction, heuristicLimit)
@@ -147,7 +148,7 @@ enum HTTPCaching {
     private static func currentAge(of entry: CachedResponse, now: Date, date: Date) -> TimeInterval {
         let apparentAge = max(0, entry.responseDate.timeIntervalSince(date))
         let responseDelay = max(0, entry.responseDate.timeIntervalSince(entry.requestDate))
-        let ageValue = value(of: "Age", in: entry.headers).flatMap(deltaSeconds) ?? 0
+        let ageValue = HeaderFields.value(of: "Age", in: entry.headers).flatMap(deltaSeconds) ?? 0
         let correctedInitialAge = max(apparentAge, ageValue + responseDelay)
         return correctedInitialAge + max(0, now.timeIntervalSince(entry.responseDate))
     }
@@ -160,7 +161,7 @@ enum HTTPCaching {
 
     /// ``isFresh(_:for:now:)`` and the entry's current age, each header read once (a hit's hot path).
     static func freshness(of entry: CachedResponse, for request: URLRequest, now: Date) -> (isFresh: Bool, age: TimeInterval) {
-        let control = CacheControl(header: value(of: "Cache-Control", in: entry.headers))   // Pragma is a request header (RFC 9111 §5.4)
+        let control = CacheControl(header: HeaderFields.value(of: "Cache-Control", in: entry.headers))   // Pragma is a request header (RFC 9111 §5.4)
         let date = dateValue(of: entry)
         let age = currentAge(of: entry, now: now, date: date)
         guard !control.noCache else { return (false, age) }
@@ -197,7 +198,7 @@ enum HTTPCaching {
     /// Whether `entry` may be served stale at all (``CachePolicy/staleIfError(upTo:)``): not when its
     /// response said `must-revalidate` or `no-cache`.
     static func mayServeStale(_ entry: CachedResponse) -> Bool {
-        let control = CacheControl(header: value(of: "Cache-Control", in: entry.headers))
+        let control = CacheControl(header: HeaderFields.value(of: "Cache-Control", in: entry.headers))
         return !control.mustRevalidate && !control.noCache
     }
 
@@ -207,8 +208,8 @@ enum HTTPCaching {
     /// `If-Modified-Since` from its `Last-Modified`), or none when it has no validator.
     static func conditionalHeaders(for entry: CachedResponse) -> [String: String] {
         var headers: [String: String] = [:]
-        if let etag = value(of: "ETag", in: entry.headers) { headers["If-None-Match"] = etag }
-        if let modified = value(of: "Last-Modified", in: entry.headers) { headers["If-Modified-Since"] = modified }
+        if let etag = HeaderFields.value(of: "ETag", in: entry.headers) { headers["If-None-Match"] = etag }
+        if let modified = HeaderFields.value(of: "Last-Modified", in: entry.headers) { headers["If-Modified-Since"] = modified }
         return headers
     }
 
@@ -216,7 +217,7 @@ enum HTTPCaching {
     /// that matches the stored one by the weak comparison (RFC 9110 §8.8.3.2).
     static func notModified(_ response: HTTPURLResponse, matches entry: CachedResponse) -> Bool {
         guard let etag = response.value(forHTTPHeaderField: "ETag") else { return true }
-        guard let stored = value(of: "ETag", in: entry.headers) else { return false }
+        guard let stored = HeaderFields.value(of: "ETag", in: entry.headers) else { return false }
         return weakTag(etag) == weakTag(stored)
     }
 
@@ -229,7 +230,7 @@ enum HTTPCaching {
             let name = "\(name)"
             let lowercased = name.lowercased()
             guard !unstoredHeaders.contains(lowercased), !keptOn304.contains(lowercased), !redactor.hidesHeader(name) else { continue }
-            if let existing = updated.headers.keys.first(where: { sameName($0, name) }) {
+            if let existing = updated.headers.keys.first(where: { HeaderFields.sameName($0, name) }) {
                 updated.headers.removeValue(forKey: existing)
             }
             updated.headers[name] = "\(value)"
@@ -268,22 +269,6 @@ enum HTTPCaching {
 
     /// The entry's `Date`, or when it arrived when it has none (or one that does not parse).
     private static func dateValue(of entry: CachedResponse) -> Date {
-        value(of: "Date", in: entry.headers).flatMap { HTTPDate.parse($0, relativeTo: entry.responseDate) } ?? entry.responseDate
-    }
-
-    /// The value of header `name` in `headers`, looked up case-insensitively.
-    static func value(of name: String, in headers: [String: String]) -> String? {
-        if let value = headers[name] { return value }
-        return headers.first { sameName($0.key, name) }?.value
-    }
-
-    /// Whether two header names are equal ignoring ASCII case (names are tokens: ASCII only), without
-    /// Foundation's locale-aware comparison, which costs more than the whole lookup.
-    static func sameName(_ a: String, _ b: String) -> Bool {
-        guard a.utf8.count == b.utf8.count else { return false }
-        for (x, y) in zip(a.utf8, b.utf8) where x != y {
-            guard x | 0x20 == y | 0x20, (x | 0x20) >= 0x61, (x | 0x20) <= 0x7A else { return false }
-        }
-        return true
+        HeaderFields.value(of: "Date", in: entry.headers).flatMap { HTTPDate.parse($0, relativeTo: entry.responseDate) } ?? entry.responseDate
     }
 }

@@ -99,7 +99,7 @@ extension NetworkProvider {
             let updated = HTTPCaching.updated(entry, with: response.httpResponse, requestDate: use.requestDate, responseDate: now())
             // Only the entry the 304 is about, still there: a newer answer stored meanwhile (or a removal) wins.
             guard let current = await use.cache.cachedResponse(for: use.key), current.responseDate == entry.responseDate,
-                HTTPCaching.value(of: "ETag", in: current.headers) == HTTPCaching.value(of: "ETag", in: entry.headers)
+                HeaderFields.value(of: "ETag", in: current.headers) == HeaderFields.value(of: "ETag", in: entry.headers)
             else { return result }
             if HTTPCaching.mayStore(updated, for: use.built) {
                 await store(updated, use: use)
@@ -201,7 +201,7 @@ extension NetworkProvider {
     /// `entry` as the response to `request`, with an `Age` header saying how old it is (`age` seconds).
     private func cachedResponse(_ entry: CachedResponse, for request: URLRequest, age: TimeInterval) -> Response? {
         var headers = entry.headers
-        if let name = headers.keys.first(where: { HTTPCaching.sameName($0, "Age") }) { headers.removeValue(forKey: name) }
+        if let name = headers.keys.first(where: { HeaderFields.sameName($0, "Age") }) { headers.removeValue(forKey: name) }
         headers["Age"] = String(Int(min(max(age, 0), 2_147_483_648)))
         // The request's URL: the entry's has secret query values replaced (a redirected answer is never stored).
         guard let http = HTTPURLResponse(url: request.url ?? entry.url, statusCode: entry.statusCode, httpVersion: "HTTP/1.1", headerFields: headers) else {
@@ -225,7 +225,7 @@ extension NetworkProvider {
     private static func carriesCredentials(_ request: URLRequest) -> Bool {
         guard let fields = request.allHTTPHeaderFields, !fields.isEmpty else { return false }
         return fields.keys.contains { name in
-            HTTPCaching.sameName(name, "Authorization") || HTTPCaching.sameName(name, "Proxy-Authorization") || SecretHeaderNames.contains(name)
+            HeaderFields.sameName(name, "Authorization") || HeaderFields.sameName(name, "Proxy-Authorization") || SecretHeaderNames.contains(name)
         }
     }
 

@@ -18,7 +18,9 @@ extension Endpoint {
 
     /// The request, and its body as encoded: the provider streams a file body (or a multipart form with
     /// files) from disk, since it is not in the request.
-    func urlRequestAndBody(encoder: JSONEncoder) throws -> (request: URLRequest, body: RequestBody.Encoded?) {
+    func urlRequestAndBody(
+        encoder: JSONEncoder, additionalHeaders: [String: String] = [:]
+    ) throws -> (request: URLRequest, body: RequestBody.Encoded?) {
         var request = URLRequest(url: try url())
         let method = self.method
         if method != .get {   // GET is URLRequest's own default
@@ -27,15 +29,18 @@ extension Endpoint {
         }
         if let timeout { request.timeoutInterval = try Self.effectiveTimeout(timeout) }
         let body = try self.body.encoded(defaultEncoder: encoder)
+        // Every field gathered first and set in one assignment (see HeaderFields): the body's, then the
+        // endpoint's (which win), then the additional ones the endpoint does not set itself.
+        var fields: [String: String] = [:]
         switch body {
         case .inline(let data, let contentType)?:
             try Self.checkBodyContentType(contentType)
             request.httpBody = data
-            request.setValue(contentType, forHTTPHeaderField: "Content-Type")
+            fields["Content-Type"] = contentType
         case .file(let file, let contentType)?:
             try Self.checkBodyContentType(contentType)
-            request.setValue(contentType, forHTTPHeaderField: "Content-Type")
-            request.setValue(String(try Self.size(ofBodyFile: file)), forHTTPHeaderField: "Content-Length")
+            fields["Content-Type"] = contentType
+            fields["Content-Length"] = String(try Self.size(ofBodyFile: file))
         case .spooled?, nil:
             break   // a form with files gets its Content-Type when the provider writes it out
         }
@@ -43,12 +48,16 @@ extension Endpoint {
         if !headers.isEmpty {
             try WireValidation.check(headers: headers)   // before URLRequest, which drops some silently on Linux
             for (name, value) in headers {
-                request.setValue(value, forHTTPHeaderField: name)
+                HeaderFields.set(value, for: name, in: &fields)
             }
             if case .multipart = self.body, case .inline(_, let contentType)? = body {
-                request.setValue(contentType, forHTTPHeaderField: "Content-Type")   // never a form without its boundary
+                HeaderFields.set(contentType, for: "Content-Type", in: &fields)   // never a form without its boundary
             }
         }
+        for (name, value) in additionalHeaders {
+            HeaderFields.set(value, for: name, in: &fields, keepingExisting: true)
+        }
+        if !fields.isEmpty { request.allHTTPHeaderFields = fields }
         return (request, body)
     }
 

@@ -29,13 +29,13 @@ public struct AuthorizationHeader: Hashable, Sendable {
     /// `request` with the header set to `token`.
     func apply(_ token: String, to request: URLRequest) -> URLRequest {
         var request = request
-        request.setValue(prefix + token, forHTTPHeaderField: name)
+        request.setHeaderFields([name: prefix + token])
         return request
     }
 
     /// The token `request` carries in this header, if any.
     func token(in request: URLRequest) -> String? {
-        guard let value = request.value(forHTTPHeaderField: name), value.hasPrefix(prefix) else { return nil }
+        guard let value = request.headerField(name), value.hasPrefix(prefix) else { return nil }
         return String(value.dropFirst(prefix.count))
     }
 }

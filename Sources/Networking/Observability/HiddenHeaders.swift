@@ -31,13 +31,12 @@ package enum HiddenHeaders {
     /// `request` without the header fields `names` (lower-cased), whatever their spelling; `request`
     /// itself, not copied, when it has none of them.
     static func removing(_ names: Set<String>, from request: URLRequest) -> URLRequest {
-        guard let fields = request.allHTTPHeaderFields, fields.keys.contains(where: { names.contains($0.lowercased()) }) else {
+        guard var fields = request.allHTTPHeaderFields, fields.keys.contains(where: { names.contains($0.lowercased()) }) else {
             return request
         }
+        fields = fields.filter { !names.contains($0.key.lowercased()) }
         var request = request
-        for name in fields.keys where names.contains(name.lowercased()) {
-            request.setValue(nil, forHTTPHeaderField: name)
-        }
+        request.allHTTPHeaderFields = fields   // one assignment (see HeaderFields), not a setValue per name
         return request
     }
 }
