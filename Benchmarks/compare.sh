@@ -20,6 +20,11 @@
 #                                                  AuthInterceptor, the token expired (401s, one shared refresh,
 #                                                  resends) ÷ valid (issue 19: ≤ 1.50x); the probe fails unless
 #                                                  every expired storm refreshed exactly once
+#   hostile-rss: <MiB> MiB                         peak RSS growth of one call while a hostile server on loopback
+#                                                  sends 1 GiB without a length (close-delimited) and the default
+#                                                  64 MiB limit stops it; release build, the worst of three runs,
+#                                                  each in a process of its own (IntegrationTests' MemoryProbe;
+#                                                  issue 19: ≤ 128 MiB)
 #
 # (Benchmarks/Tools/Probe runs each mode with N and 3N requests; the difference drops start-up.) Then it runs every
 # package-benchmark once, in one process pinned to CPU 0, and prints the wall-clock comparisons of that run:
@@ -106,6 +111,35 @@ echo "own-allocations: $((plain_blocks - floor_blocks)) (provider $plain_blocks,
 # One storm and three (1,000 and 3,000 calls); each storm makes its own server and provider.
 headline storm-instructions "$(per_request instructions storm-expired 1000)" "$(per_request instructions storm-valid 1000)" instructions expired \
   | sed 's/raw /valid /; s/per request/per call; one refresh per expired storm/'
+
+# --- Memory under a hostile body -------------------------------------------------------------------------
+# IntegrationTests' MemoryProbe makes one call in a process of its own and prints its peak RSS growth as JSON;
+# hostile_server.py's /huge-close sends 1 GiB close-delimited as fast as the client reads.
+echo "== building MemoryProbe (release) and measuring a 1 GiB close-delimited body against the default limit" >&2
+if ! swift build --package-path "$here/../IntegrationTests" -c release --product MemoryProbe >"$work/memory-build.log" 2>&1; then
+  cat "$work/memory-build.log" >&2
+  echo "compare.sh: the MemoryProbe build failed" >&2
+  exit 1
+fi
+memory_probe="$(swift build --package-path "$here/../IntegrationTests" -c release --show-bin-path)/MemoryProbe"
+mkfifo "$work/hostile-stdin"
+python3 "$here/../IntegrationTests/hostile_server.py" <"$work/hostile-stdin" >"$work/hostile-port" &
+exec 8>"$work/hostile-stdin"
+for _ in $(seq 50); do [ -s "$work/hostile-port" ] && break; sleep 0.1; done
+hostile_port="$(head -n 1 "$work/hostile-port")"
+[ -n "$hostile_port" ] || { echo "compare.sh: the hostile server did not start" >&2; exit 1; }
+growths=()
+for _ in 1 2 3; do
+  line="$("$memory_probe" "http://127.0.0.1:$hostile_port" /huge-close default)"
+  case "$line" in
+    *'"outcome":"responseTooLarge('*) ;;
+    *) echo "compare.sh: the hostile body did not end in responseTooLarge: $line" >&2; exit 1 ;;
+  esac
+  growths+=("$(echo "$line" | sed -n 's/.*"growthMiB":\([0-9-]*\).*/\1/p')")
+done
+exec 8>&-
+worst="$(printf '%s\n' "${growths[@]}" | sort -n | tail -n 1)"
+echo "hostile-rss: $worst MiB (peak RSS growth, worst of ${growths[*]} MiB; 1 GiB close-delimited, default 64 MiB limit, release)"
 
 # --- Wall clock (package-benchmark) ---------------------------------------------------------------------
 # Build unpinned (both CPUs): the plugin, its tool and the benchmark executable. `benchmark list` builds

@@ -18,6 +18,10 @@ import Foundation
 ///     showOffline()
 /// }
 /// ```
+///
+/// New kinds of failure arrive as new cases in minor versions, so a `switch` over `NetworkError` needs
+/// a `default:` clause (or match the cases you handle with `catch NetworkError.…` or `if case`): an
+/// exhaustive `switch` without one is not covered by the package's compatibility promise.
 public enum NetworkError: Error, Sendable {
     /// The endpoint's URL could not be built; the text names what was wrong.
     case invalidURL(String)

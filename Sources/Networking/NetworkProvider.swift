@@ -602,7 +602,7 @@ public final class NetworkProvider: NetworkProviding {
     /// How the `taskDescription` of a task that sends its body from a file begins; the file's path
     /// follows. For URL protocols such as `MockURLProtocol`, which on Linux are not given an upload
     /// task's body (and where `URLProtocol.setProperty` does not survive into the task).
-    public static let bodyFileTaskDescriptionPrefix = "networking-body-file:"
+    package static let bodyFileTaskDescriptionPrefix = "networking-body-file:"
 
     /// The size of the body `request` sends (from `file` when given), or 0 when unknown.
     private static func uploadSize(of request: URLRequest, from file: URL?) -> Int64 {

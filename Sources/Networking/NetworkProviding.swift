@@ -4,10 +4,14 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// What a repository needs from the network: send an endpoint, get a decoded value or a ``Response``.
+/// What a repository needs from the network: send an endpoint, get a decoded value or a ``Response``;
+/// upload a body, download one to a file, or stream one as it arrives.
 ///
 /// Repositories depend on this protocol and receive a ``NetworkProvider`` through their initializer,
 /// so a test can hand them a provider wired to `NetworkingTestSupport`'s mock (or a fake of its own).
+/// A fake needs only ``request(_:as:interceptor:)`` and ``response(_:interceptor:)``: every other
+/// requirement has a default built on them (a download writes the fake's response body to the file, a
+/// stream yields it), which a fake may replace with its own.
 ///
 /// ```swift
 /// struct UserRepository {
@@ -72,6 +76,86 @@ public protocol NetworkProviding: Sendable {
         as type: T.Type,
         interceptor: (any RequestInterceptor)?
     ) -> AsyncThrowingStream<CachedOrFresh<T>, any Error>
+
+    /// Sends `endpoint`, whose body is the upload (a file, a form, data), and reports how much of it was
+    /// sent; see ``NetworkProvider/upload(_:interceptor:progress:)``. It has a default implementation that
+    /// returns ``response(_:interceptor:)`` (the endpoint carries its body, so a fake sees it there) and
+    /// finishes `progress` without a value, so fakes need not implement it.
+    ///
+    /// - Parameters:
+    ///   - endpoint: the call; its body is what is sent.
+    ///   - interceptor: runs after the provider's own interceptor, for this call only.
+    ///   - progress: receives the bytes sent; finished when the call ends.
+    func upload(
+        _ endpoint: some Endpoint,
+        interceptor: (any RequestInterceptor)?,
+        progress: ProgressReporter?
+    ) async throws -> Response
+
+    /// Downloads `endpoint`'s body into the file at `destination`, replacing any file there, and returns
+    /// the response with an empty `data`; see ``NetworkProvider/download(_:to:interceptor:progress:)``.
+    /// It has a default implementation that writes the `data` of ``response(_:interceptor:)`` to
+    /// `destination` atomically, so fakes need not implement it.
+    ///
+    /// - Parameters:
+    ///   - endpoint: the call.
+    ///   - destination: the file URL the body lands at; its folder must exist and be writable.
+    ///   - interceptor: runs after the provider's own interceptor, for this call only.
+    ///   - progress: receives the bytes written; finished when the call ends.
+    func download(
+        _ endpoint: some Endpoint,
+        to destination: URL,
+        interceptor: (any RequestInterceptor)?,
+        progress: ProgressReporter?
+    ) async throws -> Response
+
+    /// Downloads `endpoint`'s body into `destination` as ``download(_:to:interceptor:progress:)`` does,
+    /// continuing `resumable`, and keeps what arrived when the call fails (it throws
+    /// ``DownloadInterrupted``); see ``NetworkProvider/download(_:to:resuming:interceptor:progress:)``. It
+    /// has a default implementation that ignores `resumable` and downloads as the default of
+    /// ``download(_:to:interceptor:progress:)`` does: a fake's body arrives whole or not at all.
+    ///
+    /// - Parameters:
+    ///   - endpoint: the call.
+    ///   - destination: the file URL the body lands at; its folder must exist and be writable.
+    ///   - resumable: what an earlier call of this endpoint kept, or `nil` to start from the first byte.
+    ///   - interceptor: runs after the provider's own interceptor, for this call only.
+    ///   - progress: receives the bytes in the file; finished when the call ends.
+    func download(
+        _ endpoint: some Endpoint,
+        to destination: URL,
+        resuming resumable: ResumableDownload?,
+        interceptor: (any RequestInterceptor)?,
+        progress: ProgressReporter?
+    ) async throws -> Response
+
+    /// Continues an interrupted download into `destination` without its endpoint: a `GET` of
+    /// ``ResumableDownload/url``; see ``NetworkProvider/download(resuming:to:interceptor:progress:)``. It has
+    /// a default implementation that downloads that `GET` whole through ``response(_:interceptor:)``.
+    ///
+    /// - Parameters:
+    ///   - resumable: what the interrupted call kept (``DownloadInterrupted/resumable``).
+    ///   - destination: the file URL the body lands at; its folder must exist and be writable.
+    ///   - interceptor: runs after the provider's own interceptor, for this call only.
+    ///   - progress: receives the bytes in the file; finished when the call ends.
+    func download(
+        resuming resumable: ResumableDownload,
+        to destination: URL,
+        interceptor: (any RequestInterceptor)?,
+        progress: ProgressReporter?
+    ) async throws -> Response
+
+    /// Sends `endpoint` and returns its body as it arrives, once the response's status was accepted; see
+    /// ``NetworkProvider/stream(_:interceptor:)``. It has a default implementation that streams the `data`
+    /// of ``response(_:interceptor:)`` as one chunk, so fakes need not implement it.
+    ///
+    /// - Parameters:
+    ///   - endpoint: the call.
+    ///   - interceptor: runs after the provider's own interceptor, for this call only.
+    func stream(
+        _ endpoint: some Endpoint,
+        interceptor: (any RequestInterceptor)?
+    ) async throws -> ResponseStream
 }
 
 extension NetworkProviding {

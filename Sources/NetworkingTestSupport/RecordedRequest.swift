@@ -14,7 +14,7 @@ public struct RecordedRequest: Sendable {
     /// The header fields as sent, without the mock's own routing header.
     public let headers: [String: String]
     /// The body, read from `httpBody` (Linux) or `httpBodyStream` (Apple platforms), or from the file an
-    /// upload is sent from (``NetworkProvider/bodyFileTaskDescriptionPrefix``); empty when none.
+    /// upload is sent from (the provider names it in the task's `taskDescription`); empty when none.
     public let body: Data
     /// The file the body was sent from, when the provider streamed it from disk (a file body, or a
     /// multipart form with files, which is sent from a temporary copy the provider removes afterwards).

@@ -17,7 +17,7 @@
 //                                           `dataTask(with:)` from a session delegate (response, data and
 //                                           completion callbacks on a serial delegate queue, as the provider's),
 //                                           the body gathered in `didReceive data`, 2xx checked, decoded;
-//                                           the request built once, no URLCache (as the provider's session)
+//                                           the request built per call as raw-sequential builds it, no URLCache
 //   storm-expired, storm-valid              storms of 1,000 concurrent calls (<requests> a multiple of 1,000),
 //                                           each through a fresh MockAuthServer and provider with an
 //                                           AuthInterceptor: the token expired (unknown expiry: 401s, one
@@ -65,8 +65,9 @@ struct RawClient: Sendable {
 
 /// Raw code that needs the body as it arrives (as a size limit does), at its leanest: a session delegate gets
 /// the response, the data and the completion of a `dataTask(with:)`; the body is gathered per task, then 2xx
-/// checked and decoded. The request is built once (the URL joined once, the mock's routing header set once):
-/// this is the transport's floor under the provider, with nothing of a pipeline around it.
+/// checked and decoded, the request built per call as the raw client builds it: this is the transport's floor
+/// under the provider (raw code whose only change is the transport bounded memory needs), with nothing of a
+/// pipeline around it.
 final class FloorDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     // @unchecked: `tasks` is guarded by `lock`; a Pending's `body` is touched only by its task's serial callbacks.
     private final class Pending {
@@ -119,12 +120,11 @@ struct FloorClient: Sendable {
     let callbackQueue = DispatchQueue(label: "probe.floor", qos: .userInitiated)
     let decoder = JSONDecoder()
 
-    /// The raw client's session configuration and request building; only the transport differs.
+    /// The raw client's request building (the URL joined and the mock's routing header set per call) and the
+    /// provider's session configuration (no URLCache); only the transport differs from the raw client's.
     init(configuration: URLSessionConfiguration, baseURL: URL, route: @escaping @Sendable (URLRequest) -> URLRequest) {
-        do {   // as the provider's session: no URLCache (it caches by its own rules)
-            configuration.urlCache = nil
-            configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        }
+        configuration.urlCache = nil   // as the provider's session: no URLCache consulted per task
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         let delegate = FloorDelegate()
         let queue = OperationQueue()   // serial, at a high QoS: as the provider's delegate queue
         queue.maxConcurrentOperationCount = 1

@@ -15,6 +15,8 @@ import Foundation
 /// A ``file(_:contentType:)`` body, and a ``multipart(_:)`` form with file parts, are not put in the
 /// `URLRequest` that ``Endpoint/urlRequest(encoder:)`` builds: the provider streams them from disk
 /// (see ``MultipartForm``) and sends the same bytes again on every attempt.
+///
+/// It may gain cases in a minor version: a `switch` over it needs a `default:` clause.
 public enum RequestBody: Sendable {
     /// No body.
     case none

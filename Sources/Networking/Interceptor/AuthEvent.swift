@@ -1,6 +1,8 @@
 import Foundation
 
 /// What an ``AuthInterceptor`` tells the app about the session.
+///
+/// It may gain cases in a minor version: a `switch` over it needs a `default:` clause.
 public enum AuthEvent: Sendable {
     /// A token refresh started (one for any number of requests that failed with the same token).
     case refreshStarted
