@@ -57,6 +57,17 @@ struct WireValidationTests {
         #expect(server.requests.allSatisfy { $0.header("X-Token") == nil && $0.header("X-Evil") == nil })
     }
 
+    @Test func anAccessTokenWithALineBreakIsRefusedOnEveryPlatformWithoutShowingIt() async throws {
+        // GIVEN a credential whose access token a hostile refresh answer filled with CR LF
+        let credential = Credential(accessToken: "t0ken\r\nX-Evil: 1", refreshToken: "refresh")
+        let auth = AuthInterceptor(baseURL: try #require(URL(string: "https://api.example.com")), store: InMemoryCredentialStore(credential)) {
+            old, _ in old
+        }
+        // WHEN a call needs it / THEN it is refused before sending, naming the header and not the token
+        // (Linux's URLRequest.setValue would have dropped the header without a word and sent the call)
+        await expectRefused(TestEndpoint(), interceptor: auth, field: "Authorization", hiding: "t0ken")
+    }
+
     @Test func aHeaderNameAnAdapterSetIsCheckedToo() async {
         let adapter = Interceptor(adapters: [
             ClosureAdapter { request, _ in
