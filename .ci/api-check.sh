@@ -69,6 +69,7 @@ fi
 echo "API check: no breaking change against the baseline $short"
 
 echo "== deprecated API still compiles, with deprecation warnings only (Compatibility/)"
+touch Compatibility/Sources/OldAPIApp/main.swift   # compiled again, so its warnings are printed again
 swift build --package-path Compatibility >"$log" 2>&1 || { cat "$log"; echo "API check: Compatibility/ does not build"; exit 1; }
 warnings="$(grep -E '^/.*/Compatibility/Sources/.*: warning: ' "$log" | sort -u || true)"
 printf '%s\n' "$warnings" | grep . || true
