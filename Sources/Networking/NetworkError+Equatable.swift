@@ -21,6 +21,8 @@ import Foundation
 /// A ``NetworkError/decodingFailed(type:error:)`` compares its type name and the kind and coding path of
 /// its error.
 extension NetworkError: Equatable {
+    /// Whether `lhs` and `rhs` are the same case with equal payloads; a carried error compares by `==` when it is `Equatable`,
+    /// a `URLError` by its code, any other by its type, domain and code.
     public static func == (lhs: NetworkError, rhs: NetworkError) -> Bool {
         switch lhs {
         case let .invalidURL(a):

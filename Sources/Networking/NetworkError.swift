@@ -94,6 +94,7 @@ public enum NetworkError: Error, Sendable {
 }
 
 extension NetworkError: CustomStringConvertible, LocalizedError {
+    /// What happened, in a sentence that never contains a header value, a body or a query string, so it is safe to log.
     public var description: String {
         switch self {
         case let .invalidURL(reason):
@@ -142,6 +143,7 @@ extension NetworkError: CustomStringConvertible, LocalizedError {
         }
     }
 
+    /// The same text as `description`, so `localizedDescription` is safe to log too.
     public var errorDescription: String? { description }
 
     /// A decoding error's kind and coding path, without the debug text (which can quote values).

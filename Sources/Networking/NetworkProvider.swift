@@ -162,6 +162,7 @@ public final class NetworkProvider: NetworkProviding {
         session.finishTasksAndInvalidate()
     }
 
+    /// Sends `endpoint` and decodes the body as `type`, with the endpoint's decoder or, when it names none, the provider's.
     public func request<T: Decodable>(
         _ endpoint: some Endpoint,
         as type: T.Type,
@@ -170,6 +171,8 @@ public final class NetworkProvider: NetworkProviding {
         try decode(try await response(endpoint, interceptor: interceptor), as: type, decoder: endpoint.decoder)
     }
 
+    /// Sends `endpoint` and decodes the value at `keyPath` in its JSON body as `type`, with the endpoint's decoder or the
+    /// provider's.
     public func request<T: Decodable>(
         _ endpoint: some Endpoint,
         as type: T.Type,
@@ -182,6 +185,7 @@ public final class NetworkProvider: NetworkProviding {
         }
     }
 
+    /// Sends `endpoint` through the pipeline (build, adapt, send, validate, retry) and returns the response it accepted.
     public func response(
         _ endpoint: some Endpoint,
         interceptor: (any RequestInterceptor)? = nil

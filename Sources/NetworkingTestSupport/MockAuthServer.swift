@@ -92,8 +92,11 @@ public final class MockAuthServer: @unchecked Sendable {
             self.refreshToken = refreshToken
         }
 
+        /// The path: `/auth/refresh`.
         public var path: String { "/auth/refresh" }
+        /// The method: `POST`.
         public var method: HTTPMethod { .post }
+        /// A JSON `RefreshRequest` carrying ``refreshToken``.
         public var body: RequestBody { .json(RefreshRequest(refreshToken: refreshToken)) }
     }
 
@@ -107,8 +110,11 @@ public final class MockAuthServer: @unchecked Sendable {
             self.baseURL = baseURL
         }
 
+        /// The path: `/auth/sign-in`.
         public var path: String { "/auth/sign-in" }
+        /// The method: `POST`.
         public var method: HTTPMethod { .post }
+        /// `false`: signing in needs no token.
         public var requiresAuthentication: Bool { false }
     }
 

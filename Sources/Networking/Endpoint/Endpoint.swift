@@ -103,18 +103,31 @@ public protocol Endpoint: Sendable {
 }
 
 extension Endpoint {
+    /// The default: `""`, so requests go to ``Endpoint/baseURL`` itself.
     public var path: String { "" }
+    /// The default: `.get`.
     public var method: HTTPMethod { .get }
+    /// The default: no header fields.
     public var headers: [String: String] { [:] }
+    /// The default: no query items.
     public var queryItems: [URLQueryItem] { [] }
+    /// The default: ``RequestBody/none``.
     public var body: RequestBody { .none }
+    /// The default: `nil`, so the session configuration's request timeout applies.
     public var timeout: TimeInterval? { nil }
+    /// The default: `nil`, so the provider's ``NetworkProvider/deadline`` applies.
     public var deadline: TimeInterval? { nil }
+    /// The default: `nil`, so the provider's ``NetworkProvider/maximumResponseSize`` applies.
     public var maximumResponseSize: Int? { nil }
+    /// The default: `200..<300`.
     public var acceptableStatusCodes: Set<Int> { StatusCodes.success }
+    /// The default: `true`, so authentication interceptors attach their token.
     public var requiresAuthentication: Bool { true }
+    /// The default: `nil`, so the provider's ``NetworkProvider/redirectBehavior`` applies.
     public var redirectBehavior: RedirectBehavior? { nil }
+    /// The default: `nil`, so the provider's decoder (the `decoder:` it was created with) applies.
     public var decoder: JSONDecoder? { nil }
+    /// The default: `nil`, so the provider's ``NetworkProvider/cachePolicy`` applies.
     public var cachePolicy: CachePolicy? { nil }
 }
 

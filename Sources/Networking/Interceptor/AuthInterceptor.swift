@@ -259,6 +259,8 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
 
     // MARK: RequestInterceptor
 
+    /// Puts the access token in the configured header of a request this interceptor authenticates (refreshing first when
+    /// the token is known to expire within the leeway), or throws ``NetworkError/missingCredential``; returns other requests unchanged.
     public nonisolated func adapt(_ request: URLRequest, for context: RequestContext) async throws -> URLRequest {
         guard needsToken(request, context) else { return request }
         do {
@@ -268,6 +270,8 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
         }
     }
 
+    /// Answers an expired-token status on a request this interceptor authenticated: retries once with a newer or
+    /// refreshed credential, or fails with the refresh's error. Does not retry anything else.
     public nonisolated func retry(
         _ request: URLRequest,
         dueTo error: any Error,

@@ -31,12 +31,14 @@ public struct Credential: Codable, Hashable, Sendable, CustomStringConvertible, 
         return expiresAt.timeIntervalSince(now) <= leeway
     }
 
+    /// A mirror with both tokens replaced by `<redacted>`, so `dump` never shows them.
     public var customMirror: Mirror {
         Mirror(
             self,
             children: ["accessToken": "<redacted>", "refreshToken": "<redacted>", "expiresAt": expiresAt as Any, "account": account as Any])
     }
 
+    /// A description with both tokens redacted; it shows only the expiry and the account.
     public var description: String {
         "Credential(accessToken: <redacted>, refreshToken: <redacted>, expiresAt: \(expiresAt.map { "\($0)" } ?? "unknown")"
             + (account.map { ", account: \($0)" } ?? "") + ")"

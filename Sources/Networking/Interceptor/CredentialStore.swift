@@ -25,7 +25,10 @@ public actor InMemoryCredentialStore: CredentialStore {
 
     // The protocol's signatures, `async throws` included, so that `try await store.load()` reads the
     // same (and compiles without a warning) whichever store a call site holds. Never throws.
+    /// The credential held, or `nil` when the store is empty.
     public func load() async throws -> Credential? { credential }
+    /// Holds `credential`, replacing any earlier one.
     public func save(_ credential: Credential) async throws { self.credential = credential }
+    /// Forgets the held credential.
     public func delete() async throws { credential = nil }
 }

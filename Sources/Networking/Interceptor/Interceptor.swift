@@ -44,6 +44,7 @@ public struct Interceptor: RequestInterceptor {
         self.init(adapters: [ClosureAdapter(adapter)], retriers: [ClosureRetrier(retrier)])
     }
 
+    /// Runs the adapters in order, each on the previous one's output; the first that throws stops the chain.
     public func adapt(_ request: URLRequest, for context: RequestContext) async throws -> URLRequest {
         var request = request
         for adapter in adapters {
@@ -52,6 +53,7 @@ public struct Interceptor: RequestInterceptor {
         return request
     }
 
+    /// Asks the retriers in order and returns the first answer other than ``RetryResult/doNotRetry``, or that when every one answers it.
     public func retry(
         _ request: URLRequest,
         dueTo error: any Error,
@@ -76,6 +78,7 @@ public struct ClosureAdapter: RequestAdapter {
         self.body = body
     }
 
+    /// Returns what the closure returns for `request` and `context`.
     public func adapt(_ request: URLRequest, for context: RequestContext) async throws -> URLRequest {
         try await body(request, context)
     }
@@ -90,6 +93,7 @@ public struct ClosureRetrier: RequestRetrier {
         self.body = body
     }
 
+    /// Returns the closure's answer for the failed attempt.
     public func retry(
         _ request: URLRequest,
         dueTo error: any Error,

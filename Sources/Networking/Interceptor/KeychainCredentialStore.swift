@@ -19,6 +19,7 @@
             /// The stored item is not a credential this store wrote; signing in again replaces it.
             case corruptItem
 
+            /// What failed: the `OSStatus` of the call, or that the item is not a credential.
             public var description: String {
                 switch self {
                 case .unexpectedStatus(let status): return "Keychain error \(status)"
@@ -46,6 +47,8 @@
             ]
         }
 
+        /// Reads the credential from the Keychain item, or `nil` when there is none; throws `KeychainError.corruptItem` when
+        /// the item does not hold a credential this store wrote.
         public func load() async throws -> Credential? {
             var query = self.query
             query[kSecReturnData as String] = true
@@ -60,6 +63,8 @@
             return credential
         }
 
+        /// Writes `credential` to the Keychain item, creating it or replacing its contents; readable after the first unlock,
+        /// on this device only.
         public func save(_ credential: Credential) async throws {
             let data = try JSONEncoder().encode(credential)
             let attributes: [String: Any] = [
@@ -74,6 +79,7 @@
             guard status == errSecSuccess else { throw KeychainError.unexpectedStatus(status) }
         }
 
+        /// Deletes the Keychain item; succeeds when there is none.
         public func delete() async throws {
             let status = SecItemDelete(query as CFDictionary)
             guard status == errSecSuccess || status == errSecItemNotFound else { throw KeychainError.unexpectedStatus(status) }

@@ -105,6 +105,9 @@ public struct RetryPolicy: RequestInterceptor {
         self.now = now
     }
 
+    /// Retries a failure worth another try (see ``shouldRetry(_:response:)``) of a retryable method, or of a request carrying
+    /// an idempotency key, up to ``retryLimit`` times per call: after `Retry-After` when the response has one, else after
+    /// the backoff. A `Retry-After` longer than ``maximumDelay`` ends the call with ``NetworkError/retryAfter(seconds:statusCode:)``.
     public func retry(
         _ request: URLRequest,
         dueTo error: any Error,

@@ -87,16 +87,27 @@ public protocol EventMonitor: Sendable {
 }
 
 extension EventMonitor {
+    /// Does nothing by default.
     public func requestDidBuild(_ request: URLRequest, context: RequestContext) {}
+    /// Does nothing by default.
     public func requestDidAdapt(_ request: URLRequest, context: RequestContext) {}
+    /// Does nothing by default.
     public func taskDidStart(_ request: URLRequest, context: RequestContext) {}
+    /// Does nothing by default.
     public func requestDidRedirect(_ hop: RedirectHop, context: RequestContext) {}
+    /// Does nothing by default.
     public func responseDidArrive(_ response: Response, duration: TimeInterval, context: RequestContext) {}
+    /// Does nothing by default.
     public func validationDidFail(_ response: Response, error: any Error, context: RequestContext) {}
+    /// Does nothing by default.
     public func retryDidDecide(_ result: RetryResult, attempt: Int, error: any Error, context: RequestContext) {}
+    /// Does nothing by default.
     public func tokenRefreshDidStart(context: RequestContext) {}
+    /// Does nothing by default.
     public func tokenRefreshDidSucceed(context: RequestContext) {}
+    /// Does nothing by default.
     public func tokenRefreshDidFail(_ error: any Error, context: RequestContext) {}
+    /// Does nothing by default.
     public func requestDidFinish(
         _ request: URLRequest,
         result: Result<Response, any Error>,
@@ -104,8 +115,11 @@ extension EventMonitor {
         duration: TimeInterval,
         context: RequestContext
     ) {}
+    /// Does nothing by default.
     public func streamDidEnd(_ response: Response, error: (any Error)?, bytes: Int64, context: RequestContext) {}
+    /// Does nothing by default.
     public func cacheDidAnswer(_ result: CacheResult, key: CacheKey, context: RequestContext) {}
+    /// Does nothing by default.
     public func pinValidationDidFail(_ mismatch: PinMismatch, context: RequestContext) {}
 }
 

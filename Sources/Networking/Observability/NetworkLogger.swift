@@ -49,6 +49,8 @@ public struct NetworkLogger: EventMonitor {
         sink.write("↪ \(hop.statusCode) \(from) → \(hop.method) \(to)")
     }
 
+    /// Logs the call's line (method, redacted URL, status or failure, time, attempts, body size); in verbose mode
+    /// also the last request's and response's headers and bodies, redacted and truncated.
     public func requestDidFinish(
         _ request: URLRequest,
         result: Result<Response, any Error>,

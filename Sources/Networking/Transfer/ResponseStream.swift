@@ -20,6 +20,7 @@ import Foundation
 /// }
 /// ```
 public struct ResponseStream: AsyncSequence, Sendable {
+    /// A chunk of the body, as it arrived.
     public typealias Element = Data
 
     /// The response's status and headers, and the request as sent; its `data` is empty.
@@ -74,6 +75,7 @@ public struct ResponseStream: AsyncSequence, Sendable {
         }
     }
 
+    /// Returns an iterator over the body's chunks; read the stream only once.
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(owner: owner)
     }
@@ -92,6 +94,7 @@ public struct ResponseStream: AsyncSequence, Sendable {
 
 /// The lines of a ``ResponseStream``; see ``ResponseStream/lines``.
 public struct ResponseLines: AsyncSequence, Sendable {
+    /// A line of the body, without its line break.
     public typealias Element = String
     let stream: ResponseStream
 
@@ -144,6 +147,7 @@ public struct ResponseLines: AsyncSequence, Sendable {
         }
     }
 
+    /// Returns an iterator over the body's lines.
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(stream: stream)
     }

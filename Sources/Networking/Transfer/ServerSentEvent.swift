@@ -27,6 +27,7 @@ public struct ServerSentEvent: Sendable, Equatable {
 /// unfinished block at the end of the body is dropped (as browsers do). An event whose data grows over the
 /// stream's limit throws ``NetworkError/responseTooLarge(limit:)``.
 public struct ServerSentEvents: AsyncSequence, Sendable {
+    /// An event, dispatched at the blank line that ends its block.
     public typealias Element = ServerSentEvent
     let lines: ResponseLines
 
@@ -51,6 +52,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         }
     }
 
+    /// Returns an iterator over the body's events.
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(lines: lines)
     }

@@ -17,6 +17,7 @@ public struct Origin: Hashable, Sendable, CustomStringConvertible {
         self.port = url.port ?? Self.defaultPort(for: scheme)
     }
 
+    /// The origin as `scheme://host:port`: the port is shown even when it is the scheme's default, and left out only when unknown.
     public var description: String {
         "\(scheme)://\(host)" + (port.map { ":\($0)" } ?? "")
     }
