@@ -20,6 +20,10 @@
 #                                                  AuthInterceptor, the token expired (401s, one shared refresh,
 #                                                  resends) ÷ valid (issue 19: ≤ 1.50x); the probe fails unless
 #                                                  every expired storm refreshed exactly once
+#   storm-floor-instructions: <expired ÷ valid>x   the same storms with no provider: raw code on the floor's transport
+#                                                  with the leanest correct single-flight refresh (what the storm
+#                                                  costs any client here)
+#   storm-own-instructions: <provider ÷ floor>x    an expired storm's call, the provider's against the raw floor's
 #   hostile-rss: <MiB> MiB                         peak RSS growth of one call while a hostile server on loopback
 #                                                  sends 1 GiB without a length (close-delimited) and the default
 #                                                  64 MiB limit stops it; release build, the worst of three runs,
@@ -109,8 +113,16 @@ plain_blocks="$(per_request blocks provider-plain 200)"
 floor_blocks="$(per_request blocks floor-sequential 200)"
 echo "own-allocations: $((plain_blocks - floor_blocks)) (provider $plain_blocks, floor $floor_blocks blocks per request)"
 # One storm and three (1,000 and 3,000 calls); each storm makes its own server and provider.
-headline storm-instructions "$(per_request instructions storm-expired 1000)" "$(per_request instructions storm-valid 1000)" instructions expired \
+storm_expired="$(per_request instructions storm-expired 1000)"
+headline storm-instructions "$storm_expired" "$(per_request instructions storm-valid 1000)" instructions expired \
   | sed 's/raw /valid /; s/per request/per call; one refresh per expired storm/'
+# The same storms without the provider: raw code on the floor's transport with the leanest correct single-flight
+# refresh. What the storm costs any client in this harness, and the provider's expired call against it.
+floor_storm_expired="$(per_request instructions floor-storm-expired 1000)"
+headline storm-floor-instructions "$floor_storm_expired" "$(per_request instructions floor-storm-valid 1000)" instructions expired \
+  | sed 's/raw /valid /; s/per request/per raw call; one refresh per expired storm/'
+headline storm-own-instructions "$storm_expired" "$floor_storm_expired" instructions \
+  | sed 's/raw /floor /; s/per request/per expired call/'
 
 # --- Memory under a hostile body -------------------------------------------------------------------------
 # IntegrationTests' MemoryProbe makes one call in a process of its own and prints its peak RSS growth as JSON;

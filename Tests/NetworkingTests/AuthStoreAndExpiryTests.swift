@@ -26,6 +26,36 @@ actor GatedSaveStore: CredentialStore {
     func delete() { credential = nil }
 }
 
+/// A store that counts its reads, yields inside each (so concurrent callers overlap it), can fail its first
+/// reads, and can hold its reads until the test opens `gate`.
+actor CountingStore: CredentialStore {
+    private let credential: Credential?
+    private var failuresLeft: Int
+    private let gate: Signal?
+    private(set) var reads = 0
+    let readArrived = Signal()
+
+    init(_ credential: Credential?, failingFirst failures: Int = 0, gate: Signal? = nil) {
+        self.credential = credential
+        self.failuresLeft = failures
+        self.gate = gate
+    }
+
+    func load() async throws -> Credential? {
+        reads += 1
+        readArrived.fire()
+        await Task.yield()
+        if let gate { await gate.wait() }
+        if failuresLeft > 0 {
+            failuresLeft -= 1
+            throw CocoaError(.fileReadCorruptFile)
+        }
+        return credential
+    }
+    func save(_ credential: Credential) {}
+    func delete() {}
+}
+
 /// Lets a test's refresh closure reach a provider made after the interceptor (what the `network`
 /// argument makes unnecessary in apps).
 final class ProviderBox: @unchecked Sendable {
@@ -322,6 +352,64 @@ struct AuthStoreAndExpiryTests {
         try await auth.signIn(with: Credential(accessToken: fresh.accessToken, refreshToken: fresh.refreshToken))
         // THEN the waiting request goes on at once with the new session (a wait would hit the time limit)
         #expect(try await call.value.token == fresh.accessToken)
+    }
+
+    @Test func manyFirstCallsAtOnceReadTheStoreOnce() async throws {
+        // GIVEN a fresh interceptor over a store that has not been read yet
+        let api = MockAuthServer(accessTokenIsValid: true)
+        let store = CountingStore(MockAuthServer.initialCredential)
+        let (provider, _) = api.makeAuthenticatedProvider(store: store)
+        // WHEN 500 calls start at once
+        let tokens = try await withThrowingTaskGroup(of: String.self) { group in
+            for index in 0..<500 {
+                group.addTask { try await provider.request(api.resource("/items/\(index)"), as: MockAuthServer.Resource.self).token }
+            }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        // THEN the store was read once, and every call was sent with its credential
+        #expect(await store.reads == 1)
+        #expect(tokens.count == 500 && tokens.allSatisfy { $0 == "access-0" })
+    }
+
+    @Test func aFailedStoreReadFailsItsWaitersAndTheNextCallReadsAgain() async throws {
+        // GIVEN a store whose first read fails
+        let store = CountingStore(MockAuthServer.initialCredential, failingFirst: 1)
+        let auth = MockAuthServer().makeInterceptor(store: store)
+        // WHEN calls wait on that read / THEN each fails with the store's error
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<20 {
+                group.addTask {
+                    await #expect(throws: CocoaError.self) { try await auth.currentCredential() }
+                }
+            }
+            try await group.waitForAll()
+        }
+        // AND a later call reads the store again and gets the credential
+        #expect(try await auth.currentCredential() == MockAuthServer.initialCredential)
+        #expect(await store.reads == 2)
+    }
+
+    @Test func aCallWaitingOnTheStoreReadLeavesWhenCancelled() async throws {
+        // GIVEN a store read that does not finish until the test says so, and a call waiting on it
+        let gate = Signal()
+        let store = CountingStore(MockAuthServer.initialCredential, gate: gate)
+        let auth = MockAuthServer().makeInterceptor(store: store)
+        let first = Task { try await auth.currentCredential() }
+        await store.readArrived.wait()
+        let waiting = Task { try await auth.currentCredential() }
+        // WHEN the waiting call is cancelled / THEN it ends with a cancellation while the read is still held
+        // (a safety net opens the gate after 10 s, so a call that cannot leave fails this test instead of hanging it)
+        let safetyNet = Task {
+            try await Task.sleep(nanoseconds: 10_000_000_000)
+            gate.fire()
+        }
+        defer { safetyNet.cancel() }
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+        // AND the read, once it finishes, serves the call that started it
+        gate.fire()
+        #expect(try await first.value == MockAuthServer.initialCredential)
+        #expect(await store.reads == 1)
     }
 
     @Test func dumpingTheInterceptorShowsNoCredential() async throws {

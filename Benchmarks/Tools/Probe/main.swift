@@ -23,6 +23,8 @@
 //                                           AuthInterceptor: the token expired (unknown expiry: 401s, one
 //                                           shared refresh, resends) or valid; fails unless every expired
 //                                           storm refreshed exactly once and every valid one never
+//   floor-storm-expired, floor-storm-valid  the same storms with no provider: raw code on the floor's transport
+//                                           with the leanest correct single-flight refresh (RawTokens)
 // compare.sh runs each mode twice (with N and 3N requests) and takes the difference, so that start-up
 // cancels out. `main` is synchronous and waits on a detached task: callgrind crashes on an async main here.
 import Dispatch
@@ -136,13 +138,75 @@ struct FloorClient: Sendable {
     }
 
     func user() async throws -> User {
-        let request = route(URLRequest(url: baseURL.appendingPathComponent("users/1")))
-        let (session, delegate) = (session, delegate)
-        let (data, response) = try await withCheckedThrowingContinuation { continuation in
-            delegate.start(session.dataTask(with: request), continuation: continuation)
-        }
+        let (data, response) = try await send(route(URLRequest(url: baseURL.appendingPathComponent("users/1"))))
         guard let http = response as? HTTPURLResponse, (200..<300).contains(http.statusCode) else { throw Failure.status(-1) }
         return try decoder.decode(User.self, from: data)
+    }
+
+    /// One delegate-driven task: its body and response.
+    func send(_ request: URLRequest) async throws -> (Data, URLResponse?) {
+        let (session, delegate) = (session, delegate)
+        return try await withCheckedThrowingContinuation { continuation in
+            delegate.start(session.dataTask(with: request), continuation: continuation)
+        }
+    }
+}
+
+/// The storm's floor: raw code on the floor's transport with the leanest single-flight refresh that is still
+/// correct: a call sends with the current token; on a 401 it waits for the one refresh that the first 401 for
+/// that token started (or takes a newer token at once) and sends again, once.
+actor RawTokens {
+    private var token = MockAuthServer.initialCredential.accessToken
+    private var refreshing: Task<String, any Error>?
+
+    func current() async throws -> String {
+        if let refreshing { return try await refreshing.value }
+        return token
+    }
+
+    func replacing(_ failed: String, refresh: @escaping @Sendable () async throws -> String) async throws -> String {
+        if let refreshing { return try await refreshing.value }
+        if failed != token { return token }
+        let task = Task { try await refresh() }
+        refreshing = task
+        let renewed = try await task.value
+        token = renewed
+        refreshing = nil
+        return renewed
+    }
+}
+
+struct RawStormClient: Sendable {
+    let floor: FloorClient
+    let api: MockAuthServer
+    let tokens = RawTokens()
+    let decoder = JSONDecoder()
+
+    func resource(_ path: String) async throws -> MockAuthServer.Resource {
+        var token = try await tokens.current()
+        for attempt in 1...2 {
+            var request = floor.route(URLRequest(url: api.baseURL.appendingPathComponent(path)))
+            request.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
+            let (data, response) = try await floor.send(request)
+            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            if status == 401, attempt == 1 {
+                token = try await tokens.replacing(token) { try await refresh() }
+                continue
+            }
+            guard (200..<300).contains(status) else { throw Failure.status(status) }
+            return try decoder.decode(MockAuthServer.Resource.self, from: data)
+        }
+        throw Failure.status(401)
+    }
+
+    private func refresh() async throws -> String {
+        var request = floor.route(URLRequest(url: api.baseURL.appendingPathComponent("auth/refresh")))
+        request.httpMethod = "POST"
+        request.httpBody = try JSONEncoder().encode(MockAuthServer.RefreshRequest(refreshToken: MockAuthServer.initialCredential.refreshToken))
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        let (data, response) = try await floor.send(request)
+        guard let http = response as? HTTPURLResponse, (200..<300).contains(http.statusCode) else { throw Failure.status(-1) }
+        return try decoder.decode(MockAuthServer.Tokens.self, from: data).accessToken
     }
 }
 
@@ -191,7 +255,7 @@ case "provider-cache-hit":
 case "floor-sequential":
     let client = FloorClient(configuration: server.makeConfiguration(), baseURL: mockBase, route: { server.route($0) })
     send = { try await client.user() }
-case "storm-expired", "storm-valid":
+case "storm-expired", "storm-valid", "floor-storm-expired", "floor-storm-valid":
     send = { throw Failure.status(0) }   // unused: a storm runs its own calls (below)
 case "raw-tcp":
     let client = RawClient(session: URLSession(configuration: .ephemeral), baseURL: tcpBase, route: { $0 })
@@ -209,17 +273,29 @@ nonisolated(unsafe) var failure: (any Error)?
 Task.detached { [prepare, check] in
     do {
         try await prepare()
-        if mode.hasPrefix("storm-") {
-            let valid = mode == "storm-valid"
+        if mode.hasPrefix("storm-") || mode.hasPrefix("floor-storm-") {
+            let valid = mode.hasSuffix("-valid")
             for _ in 0..<(count / stormSize) {
                 let api = MockAuthServer(accessTokenIsValid: valid)
-                let (provider, _) = api.makeAuthenticatedProvider()
-                let endpoints = (0..<stormSize).map { api.resource("/items/\($0)") }
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for endpoint in endpoints {
-                        group.addTask { _ = try await provider.request(endpoint, as: MockAuthServer.Resource.self) }
+                if mode.hasPrefix("floor-") {
+                    let floor = FloorClient(configuration: api.mock.makeConfiguration(), baseURL: api.baseURL, route: { api.mock.route($0) })
+                    let client = RawStormClient(floor: floor, api: api)
+                    let paths = (0..<stormSize).map { "items/\($0)" }
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        for path in paths {
+                            group.addTask { _ = try await client.resource(path) }
+                        }
+                        try await group.waitForAll()
                     }
-                    try await group.waitForAll()
+                } else {
+                    let (provider, _) = api.makeAuthenticatedProvider()
+                    let endpoints = (0..<stormSize).map { api.resource("/items/\($0)") }
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        for endpoint in endpoints {
+                            group.addTask { _ = try await provider.request(endpoint, as: MockAuthServer.Resource.self) }
+                        }
+                        try await group.waitForAll()
+                    }
                 }
                 if api.refreshCount != (valid ? 0 : 1) { throw Failure.refreshes(api.refreshCount) }
                 if ProcessInfo.processInfo.environment["PROBE_VERBOSE"] != nil {

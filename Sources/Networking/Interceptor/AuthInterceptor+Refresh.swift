@@ -7,14 +7,35 @@ extension AuthInterceptor {
         sessionDidExpire ? .sessionExpired : .missingCredential
     }
 
+    /// The credential, read from the store the first time. Calls that arrive while it is being read wait
+    /// for that one read (a launch's concurrent calls read the Keychain once, not once each); each can
+    /// leave when its task is cancelled. A read that fails fails its waiters, and the next call reads again.
     func loadedCredential() async throws -> Credential? {
-        if !isLoaded {
-            let stored = try await store.load()
-            if !isLoaded {   // a sign-in or refresh may have finished while the store was read
-                credential = stored
-                isLoaded = true
+        guard !isLoaded else { return credential }
+        let read: SharedResult<Void>
+        if let storeRead {
+            read = storeRead
+        } else {
+            read = SharedResult()
+            storeRead = read
+            let store = self.store
+            Task {   // on this actor: it inherits the isolation, so the state below changes in one step
+                let result: Result<Void, any Error>
+                do {
+                    let stored = try await store.load()
+                    if !isLoaded {   // a sign-in or refresh may have finished while the store was read
+                        credential = stored
+                        isLoaded = true
+                    }
+                    result = .success(())
+                } catch {
+                    result = .failure(error)
+                }
+                if storeRead === read { storeRead = nil }
+                read.finish(result)
             }
         }
+        try await read.value()
         return credential
     }
 

@@ -110,6 +110,8 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
     /// When ``credential``'s access token expires, if known.
     var expiry: Date?
     var isLoaded = false
+    /// The store read that calls arriving before ``isLoaded`` wait for (see `loadedCredential()`).
+    var storeRead: SharedResult<Void>?
     /// Set when a refresh token was rejected, until the next sign-in or sign-out.
     var sessionDidExpire = false
     /// Bumped by sign-in and sign-out: a refresh started before is ignored when it ends.
