@@ -95,7 +95,7 @@ headline() {
   awk -v name="$1" -v p="$2" -v r="$3" -v unit="$4" -v label="${5:-provider}" \
     'BEGIN { printf "%s: %.3fx (%s %d, raw %d %s per request)\n", name, p / r, label, p, r, unit }'
 }
-echo "== counting instructions and allocations with valgrind (about 6 minutes)" >&2
+echo "== counting instructions and allocations with valgrind (about 10 minutes)" >&2
 raw_sequential="$(per_request instructions raw-sequential 200)"   # also the cache-hit line's denominator
 provider_sequential="$(per_request instructions provider-sequential 200)"
 headline sequential-instructions "$provider_sequential" "$raw_sequential" instructions

@@ -97,16 +97,8 @@ extension NetworkProvider {
         keepsPartialFile: Bool
     ) async throws -> Response {
         defer { progress?.finish() }
-        guard destination.isFileURL else {
-            throw NetworkError.invalidRequest(field: "download destination", reason: "is not a file URL")
-        }
-        var isFolder: ObjCBool = false
+        try DefaultTransfers.checkDestination(destination)
         let folder = destination.deletingLastPathComponent()
-        guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue,
-            FileManager.default.isWritableFile(atPath: folder.path)
-        else {
-            throw NetworkError.invalidRequest(field: "download destination", reason: "its folder does not exist or cannot be written")
-        }
         let resumption = await DownloadResumption.make(for: endpoint, in: folder, resuming: value)
         defer { resumption.release() }
         await StaleTemporaryFiles.sweepDownloads(in: folder)   // a crashed process's leftovers, once per folder

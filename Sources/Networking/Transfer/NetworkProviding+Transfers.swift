@@ -200,7 +200,8 @@ extension NetworkProviding {
     }
 }
 
-/// What the default transfer implementations of ``NetworkProviding`` share.
+/// What the default transfer implementations of ``NetworkProviding`` share (the destination check with
+/// ``NetworkProvider``'s own downloads).
 enum DefaultTransfers {
     /// Throws what ``NetworkProvider``'s downloads throw before sending when `destination` is not a file
     /// URL in a folder that exists and can be written.
