@@ -11,7 +11,10 @@ import Foundation
 /// so a test can hand them a provider wired to `NetworkingTestSupport`'s mock (or a fake of its own).
 /// A fake needs only ``request(_:as:interceptor:)`` and ``response(_:interceptor:)``: every other
 /// requirement has a default built on them (a download writes the fake's response body to the file, a
-/// stream yields it), which a fake may replace with its own.
+/// stream yields it), which a fake may replace with its own. Those defaults hold the whole body in memory
+/// under the call's size limit: a type that wraps a real provider (for logging, metrics) must forward the
+/// transfer requirements (`upload`, the three `download`s, `stream`) as well, or its downloads stop at the
+/// size limit, its streams yield only once the body ended, and resuming and progress are lost.
 ///
 /// ```swift
 /// struct UserRepository {

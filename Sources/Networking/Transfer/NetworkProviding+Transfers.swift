@@ -5,9 +5,10 @@ import Foundation
 #endif
 
 // The default implementations of the transfer requirements, for a ``NetworkProviding`` that implements only
-// `request` and `response` (a fake in a test, a decorator): each is built on `response(_:interceptor:)`, so
-// the fake answers a transfer with the response it would give the same endpoint. ``NetworkProvider``
-// implements every requirement itself and never comes here.
+// `request` and `response` (a fake in a test): each is built on `response(_:interceptor:)`, so the fake
+// answers a transfer with the response it would give the same endpoint, held whole in memory. ``NetworkProvider``
+// implements every requirement itself and never comes here; a type that wraps a real provider must forward
+// the transfer requirements too, or its transfers lose streaming, resuming and progress (see NetworkProviding).
 
 extension NetworkProviding {
     /// The default implementation of the requirement: ``response(_:interceptor:)``, whose endpoint carries
