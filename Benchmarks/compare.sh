@@ -64,13 +64,21 @@ if ! swift build -c release --product probe -Xswiftc -dwarf-version=4 --scratch-
 fi
 probe="$here/.build-probe/release/probe"
 
-# The loopback server for the TCP figures; it exits when this script's end closes its stdin.
-mkfifo "$work/server-stdin"
-python3 "$here/loopback_server.py" <"$work/server-stdin" >"$work/server-port" &
-exec 9>"$work/server-stdin"
-for _ in $(seq 50); do [ -s "$work/server-port" ] && break; sleep 0.1; done
-port="$(head -n 1 "$work/server-port")"
-[ -n "$port" ] || { echo "compare.sh: the loopback server did not start" >&2; exit 1; }
+# start_server SCRIPT NAME: starts a Python server that prints its port first and exits when its stdin closes,
+# which this script's end does; sets `server_port`.
+start_server() {
+  local fd
+  mkfifo "$work/$2-stdin"
+  python3 "$1" <"$work/$2-stdin" >"$work/$2-port" &
+  exec {fd}>"$work/$2-stdin"
+  for _ in $(seq 50); do [ -s "$work/$2-port" ] && break; sleep 0.1; done
+  server_port="$(head -n 1 "$work/$2-port")"
+  [ -n "$server_port" ] || { echo "compare.sh: the $2 server did not start" >&2; exit 1; }
+}
+
+# The loopback server for the TCP figures.
+start_server "$here/loopback_server.py" loopback
+port="$server_port"
 
 # instructions MODE REQUESTS: the total callgrind counted for one probe run.
 instructions() {
@@ -134,12 +142,8 @@ if ! swift build --package-path "$here/../IntegrationTests" -c release --product
   exit 1
 fi
 memory_probe="$(swift build --package-path "$here/../IntegrationTests" -c release --show-bin-path)/MemoryProbe"
-mkfifo "$work/hostile-stdin"
-python3 "$here/../IntegrationTests/hostile_server.py" <"$work/hostile-stdin" >"$work/hostile-port" &
-exec 8>"$work/hostile-stdin"
-for _ in $(seq 50); do [ -s "$work/hostile-port" ] && break; sleep 0.1; done
-hostile_port="$(head -n 1 "$work/hostile-port")"
-[ -n "$hostile_port" ] || { echo "compare.sh: the hostile server did not start" >&2; exit 1; }
+start_server "$here/../IntegrationTests/hostile_server.py" hostile
+hostile_port="$server_port"
 growths=()
 for _ in 1 2 3; do
   line="$("$memory_probe" "http://127.0.0.1:$hostile_port" /huge-close default)"
@@ -149,7 +153,6 @@ for _ in 1 2 3; do
   esac
   growths+=("$(echo "$line" | sed -n 's/.*"growthMiB":\([0-9-]*\).*/\1/p')")
 done
-exec 8>&-
 worst="$(printf '%s\n' "${growths[@]}" | sort -n | tail -n 1)"
 echo "hostile-rss: $worst MiB (peak RSS growth, worst of ${growths[*]} MiB; 1 GiB close-delimited, default 64 MiB limit, release)"
 
