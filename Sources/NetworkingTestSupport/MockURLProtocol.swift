@@ -109,7 +109,6 @@ private final class Load: WatchedAttempt, @unchecked Sendable {
             let response: MockResponse
             do {
                 response = try await handler(recorded)
-                try await Self.wait(response.delay)
             } catch let error as URLError {
                 fail(error)
                 return
@@ -119,10 +118,12 @@ private final class Load: WatchedAttempt, @unchecked Sendable {
                 fail(Task.isCancelled ? URLError(.cancelled) : URLError(.badServerResponse, userInfo: [NSUnderlyingErrorKey: error]))
                 return
             }
-            if response.chunks.isEmpty {
-                deliver(response, for: recorded.url)
-            } else {
-                await deliverChunks(response, for: recorded.url)
+            after(response.delay) { load in
+                if response.chunks.isEmpty {
+                    load.deliver(response, for: recorded.url)
+                } else {
+                    load.deliverChunks(response, for: recorded.url)
+                }
             }
         }
         lock.lock()
@@ -132,19 +133,30 @@ private final class Load: WatchedAttempt, @unchecked Sendable {
         if stopped { task.cancel() }
     }
 
-    /// Waits `seconds`, or until the load is stopped (the task is cancelled: throws). `.infinity`, or
-    /// any delay longer than a `UInt64` of nanoseconds holds, waits until stopped: a response that never
-    /// comes. Zero, a negative delay and NaN do not wait.
-    static func wait(_ seconds: TimeInterval) async throws {
-        guard seconds > 0 else { return }   // also NaN
-        let day: TimeInterval = 86_400
-        var left = seconds
-        // A day at a time: no conversion of a huge or infinite delay to nanoseconds, which would trap.
-        while left > 0 {
-            let step = min(left, day)
-            try await Task.sleep(nanoseconds: UInt64(step * 1_000_000_000))
-            if left.isFinite { left -= step }
+    /// Runs `body` after `seconds`, unless the load is stopped by then: at once for zero, a negative
+    /// delay and NaN; never for `.infinity` or anything longer than a year (a response that never comes,
+    /// until the load is stopped).
+    ///
+    /// The clock keeps the delay (a dispatch timer), not a task of the test's: a test run that keeps the
+    /// cooperative pool busy stretches neither a stub's delay nor the pauses between its chunks, as it
+    /// would not stretch a real server's. A stopped load is not kept alive by a timer still pending.
+    private func after(_ seconds: TimeInterval, _ body: @escaping @Sendable (Load) -> Void) {
+        guard seconds > 0 else { return body(self) }   // also NaN
+        guard seconds <= Self.longestDelay else { return }
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [weak self] in
+            guard let self, !self.isStopped else { return }
+            body(self)
         }
+    }
+
+    /// The longest delay the mock waits out: a year. Anything longer never ends.
+    private static let longestDelay: TimeInterval = 365 * 86_400
+
+    /// Whether the load was finished or stopped: nothing more is reported then.
+    private var isStopped: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return finished
     }
 
     func stop() {
@@ -199,15 +211,24 @@ private final class Load: WatchedAttempt, @unchecked Sendable {
     }
 
     /// Sends the head, then each chunk after its delay, then the end; stops early if the load is stopped.
-    private func deliverChunks(_ response: MockResponse, for url: URL) async {
+    private func deliverChunks(_ response: MockResponse, for url: URL) {
         guard let http = HTTPURLResponse(url: url, statusCode: response.statusCode, httpVersion: "HTTP/1.1", headerFields: response.headers) else {
             return fail(URLError(.badServerResponse))
         }
         report { client, owner in client.urlProtocol(owner, didReceive: http, cacheStoragePolicy: .notAllowed) }
         restartIdleTimer()
-        for (data, delay) in response.chunks {
-            do { try await Self.wait(delay) } catch { return }   // stopped
-            if Task.isCancelled { return }
+        sendChunks(of: response, from: 0, waited: false)
+    }
+
+    /// Sends `response`'s chunks from `first` on, each after its delay (`waited`: the first one's delay
+    /// has passed), then its error or the end. A chunk without a delay is sent in the same loop.
+    private func sendChunks(of response: MockResponse, from first: Int, waited: Bool) {
+        for index in first..<response.chunks.count {
+            let (data, delay) = response.chunks[index]
+            if delay > 0, !(waited && index == first) {
+                return after(delay) { load in load.sendChunks(of: response, from: index, waited: true) }
+            }
+            guard !isStopped else { return }
             report { client, owner in client.urlProtocol(owner, didLoad: data) }
             restartIdleTimer()
         }

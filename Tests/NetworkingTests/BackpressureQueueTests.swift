@@ -85,16 +85,13 @@
         @Test func aMessageTheQueueSendsToItselfNeverWaits() async {
             // GIVEN a queue of 2, and a message that sends ten more from the queue itself
             let queue = makeQueue(bound: 2)
-            let elapsed = Recorder<TimeInterval>()
             let ran = Recorder<Int>()
             queue.addOperation {
-                let started = Date()
                 for index in 0..<10 { queue.addOperation { ran.append(index) } }
-                elapsed.append(Date().timeIntervalSince(started))
             }
-            // WHEN it runs, THEN it is never held (it would wait for itself), and everything runs
+            // WHEN it runs, THEN it is never held (it would wait for itself: 20 s, then a stall), and
+            // everything runs
             #expect(await eventually { ran.count == 10 })
-            #expect((elapsed.all.first ?? .infinity) < 1)
             #expect(queue.stallCount == 0)
         }
 
@@ -111,15 +108,11 @@
                 return Date().timeIntervalSince(started)
             }
             // THEN its sender gives up after the stall timeout, instead of waiting forever (a deadlock)
-            #expect(first >= 0.25 && first < 5, "waited \(first) s")
+            #expect(first >= 0.25, "waited \(first) s")
             #expect(queue.stallCount == 1)
-            // and the next sender does not wait at all while nothing ran
-            let second = await onThread {
-                let started = Date()
-                queue.addOperation {}
-                return Date().timeIntervalSince(started)
-            }
-            #expect(second < 0.2, "waited \(second) s")
+            // and the next sender does not wait while nothing ran (waiting, it would give up again: a second stall)
+            await onThread { queue.addOperation {} }
+            #expect(queue.stallCount == 1)
             // WHEN the stuck message ends, THEN everything runs, and a full queue holds its senders again
             gate.signal()
             #expect(await eventually { queue.pendingCount == 0 })

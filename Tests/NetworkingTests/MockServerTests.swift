@@ -36,11 +36,10 @@ struct MockServerTests {
         let call = Task { try await provider.response(TestEndpoint()) }
         _ = try await server.nextRequest(matching: .get, "/v1/users/1")
         // WHEN the calling task is cancelled
-        let cancelled = Date()
         call.cancel()
-        // THEN the call ends promptly with a cancellation error (no trap), and the load was stopped
+        // THEN the call ends with a cancellation error (no trap; neither a timeout nor an answer, which
+        // never comes), and the load was stopped
         await #expect(throws: NetworkError.cancelled) { try await call.value }
-        #expect(Date().timeIntervalSince(cancelled) < 5)
         #expect(await server.waitForInterruptions(1))
         #expect(server.interruptedCount == 1)
     }
