@@ -7,7 +7,7 @@
 #   bash .ci/apple-compat.sh --quick   # the source checks only (a second)
 #
 # Checked in Tests/ and Sources/NetworkingTestSupport/ (Sources/Networking has its own reviewers):
-#  1. `.timeLimit(` only in Tests/NetworkingTests/Support.swift: suites use `SuiteTimeLimit.oneMinute`,
+#  1. `.timeLimit(` only in Tests/NetworkingTests/Support.swift: suites use `SuiteTimeLimit.oneMinute` (or `.threeMinutes`),
 #     because TimeLimitTrait needs macOS 13 / iOS 16 / tvOS 16 / watchOS 9.
 #  2. `Process(` only inside `#if os(macOS) || os(Linux)`: Foundation has no Process on iOS/tvOS/watchOS.
 #  3. None of a short list of APIs newer than macOS 12 / iOS 15 that are easy to reach for by habit.
@@ -28,7 +28,7 @@ fail() {
 echo "== apple-compat: .timeLimit( only in the shared helper"
 if hits=$(grep -rn --include='*.swift' '\.timeLimit(' "${dirs[@]}" | grep -v '^Tests/NetworkingTests/Support.swift:'); then
     echo "$hits"
-    fail "use SuiteTimeLimit.oneMinute (Tests/NetworkingTests/Support.swift), not .timeLimit(...): TimeLimitTrait needs macOS 13 / iOS 16"
+    fail "use SuiteTimeLimit.oneMinute or .threeMinutes (Tests/NetworkingTests/Support.swift), not .timeLimit(...): TimeLimitTrait needs macOS 13 / iOS 16"
 fi
 
 echo "== apple-compat: Process only under #if os(macOS) || os(Linux)"

@@ -7,7 +7,7 @@ import Testing
     import FoundationNetworking
 #endif
 
-@Suite("AuthInterceptor", SuiteTimeLimit.oneMinute)
+@Suite("AuthInterceptor", SuiteTimeLimit.threeMinutes)
 struct AuthInterceptorTests {
     @Test func attachesTheBearerTokenToInScopeRequests() async throws {
         let server = MockAuthServer(accessTokenIsValid: true)

@@ -75,7 +75,7 @@ final class ProviderBox: @unchecked Sendable {
     }
 }
 
-@Suite("AuthInterceptor store, recognition and expiry", SuiteTimeLimit.oneMinute)
+@Suite("AuthInterceptor store, recognition and expiry", SuiteTimeLimit.threeMinutes)
 struct AuthStoreAndExpiryTests {
     @Test func aSignOutIsNeverUndoneByARefreshWhoseSaveIsSlow() async throws {
         // GIVEN a refresh that succeeded and whose save to the store is still under way

@@ -41,7 +41,7 @@ private func threeEntriesOfWhichTheFirstWasRead(in folder: URL) async throws -> 
     return (cache, keys, cache.maximumBytes)
 }
 
-@Suite("DiskResponseCache", SuiteTimeLimit.oneMinute)
+@Suite("DiskResponseCache", SuiteTimeLimit.threeMinutes)
 struct DiskResponseCacheTests {
     @Test func anEntryIsReadBackEqualFromAFileNamedByADigestInItsPartitionsFolder() async throws {
         // GIVEN a cache in a folder that does not exist yet
