@@ -31,7 +31,8 @@ public struct MockResponse: Sendable {
     /// the session's `timeoutIntervalForRequest`), the request fails with `URLError(.timedOut)` then.
     ///
     /// The clock keeps this delay and the chunks' delays, as a real server's pauses: a test run whose
-    /// tasks keep the cooperative pool busy does not stretch them. A delay over a year never ends.
+    /// tasks keep the cooperative pool busy does not stretch them. The timeout counts from the stub's
+    /// start (its handler runs in a task, which a busy pool may start late). A delay over a year never ends.
     public var delay: TimeInterval
     /// When not empty, the body is sent as these chunks instead of ``body``, each after its delay in
     /// seconds (a streamed response: Server-Sent Events, a slow download). Cancelling the request stops them.

@@ -137,13 +137,14 @@ public final class MockServer: @unchecked Sendable {
 
     /// Waits until at least `count` requests were stopped before their response was delivered (see
     /// ``interruptedCount``), and returns `true`; or returns `false` once `timeout` seconds passed or the
-    /// waiting task was cancelled. For tests that check a transfer was stopped without polling.
+    /// waiting task was cancelled. For tests that check a transfer was stopped without polling. The
+    /// default `timeout`, 30 s, leaves room for a loaded CI machine and still ends a failing test.
     ///
     /// ```swift
     /// for try await _ in stream { break }
     /// #expect(await server.waitForInterruptions(1))
     /// ```
-    public func waitForInterruptions(_ count: Int = 1, timeout: TimeInterval = 10) async -> Bool {
+    public func waitForInterruptions(_ count: Int = 1, timeout: TimeInterval = 30) async -> Bool {
         let waiter = OneShotWait<Bool, Never>()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
@@ -171,7 +172,9 @@ public final class MockServer: @unchecked Sendable {
     /// then await its arrival without a race; each request is returned once, so two awaits find two
     /// requests. It throws ``WaitTimedOut`` when none arrived within `timeout` seconds (a failing test
     /// does not hang), and `CancellationError` when the awaiting task is cancelled. It returns when the
-    /// request arrives, before its stub answers: cancelling the call then interrupts it.
+    /// request arrives, before its stub answers: cancelling the call then interrupts it. The default
+    /// `timeout`, 30 s, leaves room for a loaded CI machine (a busy test run can take seconds to send a
+    /// request) and still ends a failing test.
     ///
     /// ```swift
     /// let call = Task { try await provider.response(UserAPI.user(id: 1)) }
@@ -181,7 +184,7 @@ public final class MockServer: @unchecked Sendable {
     ///
     /// Requests dropped beyond ``recordingLimit`` before the call are not found; ``clearRecordings()``
     /// forgets which were returned.
-    public func nextRequest(matching method: HTTPMethod? = nil, _ path: String? = nil, timeout: TimeInterval = 10) async throws
+    public func nextRequest(matching method: HTTPMethod? = nil, _ path: String? = nil, timeout: TimeInterval = 30) async throws
         -> RecordedRequest
     {
         let waiter = RequestWaiter(method: method?.rawValue, path: path)

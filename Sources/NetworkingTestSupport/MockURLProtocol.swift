@@ -103,9 +103,12 @@ private final class Load: WatchedAttempt, @unchecked Sendable {
         self.idleTimeout = idleTimeout > 0 && idleTimeout <= 86_400 ? idleTimeout : 0   // also NaN
         lock.unlock()
         guard let server else { return fail(URLError(.unsupportedURL)) }
-        restartIdleTimer()
         let handler = server.receive(recorded)
         let task = Task { [self] in
+            // The timeout starts with the stub: how long the test process took to start this task
+            // (seconds, when hundreds of busy tests hold the cooperative pool) is not the server's time,
+            // as the network's is not for a real server.
+            restartIdleTimer()
             let response: MockResponse
             do {
                 response = try await handler(recorded)
@@ -137,17 +140,23 @@ private final class Load: WatchedAttempt, @unchecked Sendable {
     /// delay and NaN; never for `.infinity` or anything longer than a year (a response that never comes,
     /// until the load is stopped).
     ///
-    /// The clock keeps the delay (a dispatch timer), not a task of the test's: a test run that keeps the
-    /// cooperative pool busy stretches neither a stub's delay nor the pauses between its chunks, as it
-    /// would not stretch a real server's. A stopped load is not kept alive by a timer still pending.
+    /// The clock keeps the delay (a dispatch timer on ``clock``), not a task of the test's: a test run
+    /// that keeps the cooperative pool busy stretches neither a stub's delay nor the pauses between its
+    /// chunks, as it would not stretch a real server's. A stopped load is not kept alive by a timer still
+    /// pending.
     private func after(_ seconds: TimeInterval, _ body: @escaping @Sendable (Load) -> Void) {
         guard seconds > 0 else { return body(self) }   // also NaN
         guard seconds <= Self.longestDelay else { return }
-        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [weak self] in
+        Self.clock.asyncAfter(deadline: .now() + seconds) { [weak self] in
             guard let self, !self.isStopped else { return }
             body(self)
         }
     }
+
+    /// Where delayed stub work runs: a serial queue of its own, which gets a thread even while the
+    /// global queues' threads, which run Swift's tasks on Linux, are all busy. Its work is short: it hands
+    /// each response part to the client's queue.
+    private static let clock = DispatchQueue(label: "NetworkingTestSupport.MockURLProtocol.clock")
 
     /// The longest delay the mock waits out: a year. Anything longer never ends.
     private static let longestDelay: TimeInterval = 365 * 86_400

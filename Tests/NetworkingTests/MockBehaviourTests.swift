@@ -105,26 +105,57 @@ struct MockBehaviourTests {
     }
 
     @Test func aBusyTaskPoolStretchesNoPauseOfAStubPastTheTimeout() async throws {
-        // GIVEN a 1 s timeout, and a stream whose lines come 0.2 s apart
+        // GIVEN a 1 s timeout, and a stream whose lines come 0.2 s apart, read until its first line came
         let server = MockServer()
         server.stub(.get, "/v1/steady", .chunked((1...10).map { "line \($0)\n" }, interval: 0.2))
         let provider = server.makeProvider(deadline: 20)
-        let firstLine = Signal()
+        let lines = Recorder<String>()
+        let firstLineOrEnd = Signal()
         let reader = Task {
-            var lines: [String] = []
+            defer { firstLineOrEnd.fire() }   // also when the call fails: the test never waits forever
             for try await line in try await provider.stream(TestEndpoint(path: "/steady", timeout: 1)).lines {
                 lines.append(line)
-                firstLine.fire()
+                firstLineOrEnd.fire()
             }
-            return lines
         }
-        await firstLine.wait()
+        await firstLineOrEnd.wait()
         // WHEN every thread of the cooperative pool is held for 2.5 s (as hundreds of busy tests can hold
         // it) while the rest is sent
         await holdTheCooperativePool(for: 2.5)
         // THEN every line arrives: the mock keeps its pauses by the clock, as a server would, so none grew
         // past the timeout
-        #expect(try await reader.value == (1...10).map { "line \($0)" })
+        try await reader.value
+        #expect(lines.all == (1...10).map { "line \($0)" })
+    }
+
+    @Test func aStubStartedLateByABusyTaskPoolHasTheWholeTimeout() async throws {
+        // GIVEN a stub that answers at once, and a request with a 1 s timeout that a plain URLSession
+        // sends from a dispatch thread once the cooperative pool is held (the stub runs in a task of the
+        // pool, so it can only start once the pool is free again)
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1", .status(204))
+        let session = URLSession(configuration: server.makeConfiguration())
+        defer { session.invalidateAndCancel() }
+        var request = server.route(URLRequest(url: URL(string: "https://api.example.com/v1/users/1")!))
+        request.timeoutInterval = 1
+        let statuses = Recorder<Int>()
+        let errors = Recorder<String>()
+        let completed = Signal()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { [request] in
+            session.dataTask(with: request) { _, response, error in
+                if let error { errors.append("\(error)") }
+                if let http = response as? HTTPURLResponse { statuses.append(http.statusCode) }
+                completed.fire()
+            }.resume()
+        }
+        // WHEN the pool is held for 2.5 s, twice the timeout
+        await holdTheCooperativePool(for: 2.5)
+        // THEN the stub's answer arrives: the time the test process took to start the stub is not the
+        // server's, and the timeout counts from the stub's start
+        await completed.wait()
+        #expect(errors.all.isEmpty)
+        #expect(statuses.all == [204])
+        #expect(server.requests.count == 1)
     }
 
     /// Holds every thread of the cooperative pool until `seconds` from now: 64 tasks (more than any

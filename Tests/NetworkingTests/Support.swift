@@ -81,31 +81,52 @@ struct FixedRetrier: RequestInterceptor {
 }
 
 /// A one-shot signal a test awaits, e.g. "the server has received the request".
+///
+/// A wait also ends when the waiting task is cancelled (a test past its time limit is cancelled), so a
+/// signal that never fires fails its test instead of hanging the whole run.
 final class Signal: @unchecked Sendable {
+    // @unchecked: `fired`, `waiters` and `nextID` are guarded by `lock`.
     private let lock = NSLock()
     private var fired = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
+    private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    private var nextID = 0
 
     func fire() {
         lock.lock()
         fired = true
-        let waiters = self.waiters
-        self.waiters = []
+        let waiters = self.waiters.values
+        self.waiters = [:]
         lock.unlock()
         for waiter in waiters { waiter.resume() }
     }
 
+    /// Returns once the signal fired, or once the waiting task is cancelled.
     func wait() async {
-        await withCheckedContinuation { continuation in
-            lock.lock()
-            if fired {
-                lock.unlock()
-                continuation.resume()
-            } else {
-                waiters.append(continuation)
-                lock.unlock()
+        let id = takeID()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                lock.lock()
+                if fired || Task.isCancelled {
+                    lock.unlock()
+                    continuation.resume()
+                } else {
+                    waiters[id] = continuation
+                    lock.unlock()
+                }
             }
+        } onCancel: {
+            lock.lock()
+            let waiter = waiters.removeValue(forKey: id)
+            lock.unlock()
+            waiter?.resume()
         }
+    }
+
+    private func takeID() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        nextID += 1
+        return nextID
     }
 }
 
