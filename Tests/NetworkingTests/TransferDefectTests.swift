@@ -17,9 +17,11 @@ enum StreamView: String, CaseIterable, Sendable {
 struct StreamDefectTests {
     @Test(arguments: StreamView.allCases)
     func breakingOutOfTheLoopStopsTheTransferWhileTheStreamIsStillHeld(view: StreamView) async throws {
-        // GIVEN a slow event stream that would run for a long time
+        // GIVEN a slow event stream that never ends (its last event never comes)
         let server = MockServer()
-        server.stub(.get, "/v1/ticks", .chunked((0..<1_000).map { "data: \($0)\n\n" }, interval: 0.02))
+        var ticks = MockResponse.chunked((0..<1_000).map { "data: \($0)\n\n" }, interval: 0.02)
+        ticks.chunks[999].delay = .infinity
+        server.stub(.get, "/v1/ticks", ticks)
         let stream = try await server.makeProvider().stream(TestEndpoint(path: "/ticks"))
         // WHEN the reader breaks out of its loop after the first element, still holding the stream
         switch view {

@@ -216,11 +216,14 @@ struct DownloadTests {
     }
 
     @Test func cancellingADownloadRemovesItsPartialFile() async throws {
-        // GIVEN a download whose body trickles in
+        // GIVEN a download whose body trickles in, and whose last chunk never comes (however slowly the test
+        // runs, the cancel meets the body midway)
         let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let server = MockServer()
-        server.stub(.get, "/v1/files/4", .chunked((0..<100).map { _ in Data(count: 1_000) }, interval: 0.05))
+        var trickle = MockResponse.chunked((0..<100).map { _ in Data(count: 1_000) }, interval: 0.05)
+        trickle.chunks[99].delay = .infinity
+        server.stub(.get, "/v1/files/4", trickle)
         let provider = server.makeProvider()
         let destination = folder.appendingPathComponent("big.bin")
         let (progress, reporter) = TransferProgress.makeStream()
@@ -371,9 +374,11 @@ struct StreamTests {
     }
 
     @Test func cancellingTheReaderStopsTheTransfer() async throws {
-        // GIVEN an endless slow stream
+        // GIVEN an endless slow stream (its last event never comes)
         let server = MockServer()
-        server.stub(.get, "/v1/ticks", .chunked((0..<1_000).map { "data: \($0)\n\n" }, interval: 0.02))
+        var ticks = MockResponse.chunked((0..<1_000).map { "data: \($0)\n\n" }, interval: 0.02)
+        ticks.chunks[999].delay = .infinity
+        server.stub(.get, "/v1/ticks", ticks)
         let stream = try await server.makeProvider().stream(TestEndpoint(path: "/ticks"))
         let firstEvent = Signal()
         let reader = Task {
