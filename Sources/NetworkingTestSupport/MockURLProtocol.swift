@@ -181,8 +181,9 @@ private final class Load: WatchedAttempt, @unchecked Sendable {
         if !wasFinished { server?.noteInterrupted() }
     }
 
-    /// (Re)starts the idle timer: the load started, or bytes were just reported. The watch checks
-    /// ten times a second, so the timeout fires at most about 0.1 s late.
+    /// (Re)starts the idle timer: the stub started, or bytes were just reported. The watch checks
+    /// ten times a second, so the timeout fires about 0.1 s late at most, unless the process's global
+    /// dispatch threads are all busy (on Linux they also run Swift's tasks): then later, never earlier.
     private func restartIdleTimer() {
         lock.lock()
         defer { lock.unlock() }

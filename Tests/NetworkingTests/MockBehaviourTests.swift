@@ -130,8 +130,9 @@ struct MockBehaviourTests {
 
     @Test func aStubStartedLateByABusyTaskPoolHasTheWholeTimeout() async throws {
         // GIVEN a stub that answers at once, and a request with a 1 s timeout that a plain URLSession
-        // sends from a dispatch thread once the cooperative pool is held (the stub runs in a task of the
-        // pool, so it can only start once the pool is free again)
+        // sends from a serial queue of the test's own once the cooperative pool is held (the stub runs in
+        // a task of the pool, so it can only start once the pool is free again; a serial queue gets a
+        // thread of its own, where on Linux the global queues' threads are the pool's)
         let server = MockServer()
         server.stub(.get, "/v1/users/1", .status(204))
         let session = URLSession(configuration: server.makeConfiguration())
@@ -141,7 +142,7 @@ struct MockBehaviourTests {
         let statuses = Recorder<Int>()
         let errors = Recorder<String>()
         let completed = Signal()
-        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { [request] in
+        DispatchQueue(label: "aStubStartedLateByABusyTaskPoolHasTheWholeTimeout").asyncAfter(deadline: .now() + 0.3) { [request] in
             session.dataTask(with: request) { _, response, error in
                 if let error { errors.append("\(error)") }
                 if let http = response as? HTTPURLResponse { statuses.append(http.statusCode) }
@@ -158,12 +159,14 @@ struct MockBehaviourTests {
         #expect(server.requests.count == 1)
     }
 
-    /// Holds every thread of the cooperative pool until `seconds` from now: 64 tasks (more than any
-    /// pool is wide) each block their thread until then; those that start later return at once.
+    /// Holds every thread of the cooperative pool until `seconds` from now: four tasks a processor
+    /// (more than the pool is wide; libdispatch on Linux may add threads up to twice the processors when
+    /// all are blocked) each block their thread until then; any that starts after that returns at once.
     private func holdTheCooperativePool(for seconds: TimeInterval) async {
         let end = Date().addingTimeInterval(seconds)
+        let tasks = max(64, 4 * ProcessInfo.processInfo.activeProcessorCount)
         await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<64 { group.addTask { Self.blockThisThread(until: end) } }
+            for _ in 0..<tasks { group.addTask { Self.blockThisThread(until: end) } }
         }
     }
 

@@ -13,7 +13,7 @@ enum StreamView: String, CaseIterable, Sendable {
     case chunks, lines, events
 }
 
-@Suite("Transfer defects: streams")
+@Suite("Transfer defects: streams", SuiteTimeLimit.oneMinute)
 struct StreamDefectTests {
     @Test(arguments: StreamView.allCases)
     func breakingOutOfTheLoopStopsTheTransferWhileTheStreamIsStillHeld(view: StreamView) async throws {

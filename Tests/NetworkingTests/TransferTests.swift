@@ -170,7 +170,7 @@ struct MultipartTests {
     }
 }
 
-@Suite("Downloads")
+@Suite("Downloads", SuiteTimeLimit.oneMinute)
 struct DownloadTests {
     @Test func aDownloadLandsAtTheDestinationWithProgressThatNeverGoesBackwards() async throws {
         // GIVEN a 40 KB body sent in 10 chunks with a declared length
@@ -277,7 +277,7 @@ struct DownloadTests {
     }
 }
 
-@Suite("Streamed responses")
+@Suite("Streamed responses", SuiteTimeLimit.oneMinute)
 struct StreamTests {
     @Test func serverSentEventsAreReadAcrossChunkBoundariesAsTheStandardSays() async throws {
         // GIVEN an event stream cut at awkward places: inside a UTF-8 character, between CR and LF
