@@ -277,7 +277,7 @@ public final class NetworkProvider: NetworkProviding {
             if !events.isEmpty { events.send { [built] in $0.requestDidBuild(built, context: context) } }
             let chain = chain(with: interceptor)
             var request = built
-            if cache != nil || (mode.cachePolicy ?? endpoint.cachePolicy ?? cachePolicy).kind == .cacheOnly {
+            if cache != nil || (mode.cachePolicy ?? endpoint.cachePolicy ?? cachePolicy).kind == .cacheOnly || HTTPCaching.onlyIfCached(built) {
                 switch try await consultCache(built, for: endpoint, chain: chain, ownInterceptor: interceptor != nil, context: context, mode: mode) {
                 case .answer(let response, let result, let key):
                     let report = CallReport(statusCodes: [], duration: started.secondsElapsed, cache: result)

@@ -80,6 +80,17 @@ struct CacheRulesTests {
         #expect(!HTTPCaching.isFresh(future, for: request, now: start + 61))
     }
 
+    @Test(
+        "Age (RFC 9111 §5.1): a list counts as its first member (empty ones skipped, RFC 9110 §5.6.1.2), an invalid value is ignored, an overflow is 2^31 (§1.2.2)",
+        arguments: [
+            ("50, 50", 50.0), ("50,10", 50), (" 7 ", 7), ("abc", 0), ("-5", 0), ("5 0", 0), ("", 0), (", 50", 50), ("1.5", 0),
+            ("2147483648", 2_147_483_648), ("3000000000", 2_147_483_648), ("99999999999999999999999999", 2_147_483_648),
+        ])
+    func ageValue(_ header: String, _ expected: TimeInterval) {
+        // Dated when it arrived, with no time in transit: its current age when it arrives is its Age.
+        #expect(HTTPCaching.currentAge(of: entry(["Cache-Control": "max-age=60", "Age": header]), now: start) == expected)
+    }
+
     @Test("a 304's ETag is compared weakly; a 304 without one matches; its headers update all but the body's own")
     func notModifiedMerge() throws {
         let stored = entry(["ETag": "W/\"v1\"", "Content-Length": "2", "Content-Type": "application/json", "X-Revision": "1"])
@@ -95,6 +106,36 @@ struct CacheRulesTests {
         #expect(HeaderFields.value(of: "X-Revision", in: updated.headers) == "2")
         #expect(updated.headers.keys.filter { $0.lowercased() == "x-revision" }.count == 1)
         #expect(updated.responseDate == start + 6 && updated.body == stored.body)
+    }
+
+    @Test("a date a 304 lacked is written as an IMF-fixdate that parses back to the second (RFC 9110 §5.6.7)")
+    func formattedDates() throws {
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: 784_111_777)) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: 951_782_400)) == "Tue, 29 Feb 2000 00:00:00 GMT")
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: 0)) == "Thu, 01 Jan 1970 00:00:00 GMT")
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: -5)) == "Thu, 01 Jan 1970 00:00:00 GMT")
+        #expect(HTTPDate.format(Date(timeIntervalSinceReferenceDate: .nan)) == "Thu, 01 Jan 1970 00:00:00 GMT")
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: 1e300)) == "Fri, 31 Dec 9999 23:59:59 GMT")
+        var date = start
+        for _ in 0..<2_000 {
+            date += 86_400 * 7.31
+            #expect(HTTPDate.parse(HTTPDate.format(date)) == Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down)))
+        }
+    }
+
+    @Test("a 304 without Date dates the entry when it arrived; one without Age drops the 200's (RFC 9110 §6.6.1, RFC 9111 §4.3.4)")
+    func notModifiedDating() throws {
+        let stored = entry(["Date": HTTPDate.format(start), "Age": "50", "Cache-Control": "max-age=60"])
+        let bare = try #require(HTTPURLResponse(url: url, statusCode: 304, httpVersion: nil, headerFields: [:]))
+        let updated = HTTPCaching.updated(stored, with: bare, requestDate: start + 100, responseDate: start + 101)
+        #expect(HeaderFields.value(of: "Date", in: updated.headers) == HTTPDate.format(start + 101))
+        #expect(HeaderFields.value(of: "Age", in: updated.headers) == nil)
+        #expect(HTTPCaching.currentAge(of: updated, now: start + 101) == 1)   // its time in transit
+        let dated = try #require(
+            HTTPURLResponse(url: url, statusCode: 304, httpVersion: nil, headerFields: ["Date": HTTPDate.format(start + 90), "Age": "5"]))
+        let kept = HTTPCaching.updated(stored, with: dated, requestDate: start + 100, responseDate: start + 101)
+        #expect(HeaderFields.value(of: "Date", in: kept.headers) == HTTPDate.format(start + 90))
+        #expect(HeaderFields.value(of: "Age", in: kept.headers) == "5")
     }
 
     @Test("keys hold digests of secret query values, user names and passwords, and no fragment")

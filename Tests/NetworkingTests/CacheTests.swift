@@ -272,10 +272,10 @@ struct CacheTests {
     }
 
     @Test(
-        "stale-if-error answers a transport failure or a 5xx with an entry stale by at most N seconds, never a must-revalidate one",
-        arguments: ["offline", "503", "too stale", "404", "must-revalidate"])
+        "stale-if-error answers a transport failure or a 5xx with an entry stale by at most N seconds, never a must-revalidate or no-cache one (RFC 9111 §4.2.4)",
+        arguments: ["offline", "503", "too stale", "404", "must-revalidate", "no-cache"])
     func staleIfError(_ scenario: String) async throws {
-        let control = scenario == "must-revalidate" ? "max-age=60, must-revalidate" : "max-age=60"
+        let control = ["must-revalidate", "no-cache"].contains(scenario) ? "max-age=60, \(scenario)" : "max-age=60"
         server.stub(.get, "/v1/profile", .json(Profile(name: "Kim"), headers: ["Cache-Control": control, "ETag": "\"v1\""]))
         let provider = provider(
             policy: .staleIfError(upTo: 3_600), interceptor: RetryPolicy(retryLimit: 2, exponentialBackoffScale: 0, jitter: 0), maximumAttempts: 3)

@@ -62,7 +62,7 @@ struct CacheControl: Equatable {
     typealias Bytes = Substring.UTF8View.SubSequence
 
     /// `bytes` without spaces and tabs around it.
-    private static func trimmed(_ bytes: Bytes) -> Bytes {
+    static func trimmed(_ bytes: Bytes) -> Bytes {
         var bytes = bytes
         while let first = bytes.first, first == 0x20 || first == 0x09 { bytes = bytes.dropFirst() }
         while let last = bytes.last, last == 0x20 || last == 0x09 { bytes = bytes.dropLast() }

@@ -20,6 +20,9 @@ public struct CachePolicy: Sendable, Hashable, CustomStringConvertible {
         case staleIfError(TimeInterval)
         /// Internal: always ask the server, conditionally when an entry has a validator (cached-then-fresh).
         case revalidate
+        /// Internal: any stored entry, however stale, and never a request: the value cached-then-fresh
+        /// shows before it asks the server (marked stale, and always followed by the server's answer).
+        case preview
     }
 
     let kind: Kind
@@ -31,10 +34,14 @@ public struct CachePolicy: Sendable, Hashable, CustomStringConvertible {
     public static let http = CachePolicy(kind: .http)
     /// Always loads, ignoring any stored entry; the response is stored as the HTTP rules allow.
     public static let reload = CachePolicy(kind: .reload)
-    /// Answers with any stored entry, however stale (the report says so), else loads as ``http``.
+    /// Answers with any stored entry, however stale (the report says so), else loads as ``http``. A
+    /// stale entry whose response said `must-revalidate`, or any whose response said `no-cache`, is
+    /// revalidated instead: RFC 9111 §4.2.4 forbids answering with it unvalidated.
     public static let cacheElseLoad = CachePolicy(kind: .cacheElseLoad)
     /// Answers with any stored entry, however stale, and never sends a request: with nothing stored the
-    /// call fails with ``NetworkError/notCached``. For an app that knows it is offline.
+    /// call fails with ``NetworkError/notCached``. For an app that knows it is offline. A stale entry
+    /// whose response said `must-revalidate`, or any whose response said `no-cache`, may not answer
+    /// unvalidated (RFC 9111 §4.2.4): the call fails with ``NetworkError/notCached`` too.
     public static let cacheOnly = CachePolicy(kind: .cacheOnly)
     /// Neither reads nor stores entries (a successful unsafe call still removes its URL's entries).
     public static let disabled = CachePolicy(kind: .disabled)
@@ -49,6 +56,8 @@ public struct CachePolicy: Sendable, Hashable, CustomStringConvertible {
 
     /// Internal: what a cached-then-fresh call's network part uses.
     static let revalidate = CachePolicy(kind: .revalidate)
+    /// Internal: what a cached-then-fresh call's stored value uses.
+    static let preview = CachePolicy(kind: .preview)
 
     /// The policy's name, e.g. `http` or `staleIfError(upTo: 86400.0)`.
     public var description: String {
@@ -60,6 +69,7 @@ public struct CachePolicy: Sendable, Hashable, CustomStringConvertible {
         case .disabled: return "disabled"
         case .staleIfError(let seconds): return "staleIfError(upTo: \(seconds))"
         case .revalidate: return "revalidate"
+        case .preview: return "preview"
         }
     }
 }

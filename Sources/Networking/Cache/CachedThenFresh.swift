@@ -64,7 +64,10 @@ extension NetworkProvider {
     /// without monitor events; the network part is a call like any other (adapt, auth, retries, deadline).
     /// The endpoint's policy holds: ``CachePolicy/disabled`` reads and stores nothing, ``CachePolicy/reload``
     /// skips the stored value, ``CachePolicy/cacheOnly`` yields the stored value (or throws
-    /// ``NetworkError/notCached``) and sends nothing.
+    /// ``NetworkError/notCached``) and sends nothing, and so does a request that says
+    /// `Cache-Control: only-if-cached` (RFC 9111 §5.2.1.7). Only then is a stored value subject to its
+    /// `must-revalidate` or `no-cache`: otherwise it is shown, marked stale, until the server's answer
+    /// (which always follows) replaces or confirms it.
     ///
     /// ```swift
     /// for try await update in provider.cachedThenFresh(UserAPI.user(id: 1), as: User.self) {
@@ -80,15 +83,18 @@ extension NetworkProvider {
             let task = Task {
                 do {
                     var yielded = false
-                    if let stored = try await storedResponse(endpoint, interceptor: interceptor),
+                    let built = try builtRequestAndBody(for: endpoint).request
+                    var kind = (endpoint.cachePolicy ?? cachePolicy).kind
+                    if HTTPCaching.onlyIfCached(built), kind != .reload, kind != .disabled { kind = .cacheOnly }   // never the network
+                    if let stored = try await storedResponse(endpoint, built: built, kind: kind, interceptor: interceptor),
                         let value = try? decode(stored, as: type, decoder: endpoint.decoder)   // undecodable: the network's value replaces it
                     {
                         continuation.yield(CachedOrFresh(value: value, isFromCache: true, isStale: stored.report.cache?.isStale ?? false))
                         yielded = true
                     }
                     var mode = TransferMode()
-                    switch (endpoint.cachePolicy ?? cachePolicy).kind {
-                    case .http, .staleIfError, .cacheElseLoad, .revalidate:
+                    switch kind {
+                    case .http, .staleIfError, .cacheElseLoad, .revalidate, .preview:
                         mode.cachePolicy = .revalidate   // ask the server, conditionally when the entry has a validator
                     case .cacheOnly:
                         guard yielded else { throw NetworkError.notCached }
@@ -111,13 +117,15 @@ extension NetworkProvider {
         }
     }
 
-    /// The stored response for `endpoint`, however stale, or `nil`: nothing is sent.
-    private func storedResponse(_ endpoint: some Endpoint, interceptor: (any RequestInterceptor)?) async throws -> Response? {
-        let kind = (endpoint.cachePolicy ?? cachePolicy).kind
+    /// The stored response for `endpoint` (`built`, under a policy of `kind`), or `nil`: nothing is sent.
+    /// However stale, unless the call sends nothing after it (``CachePolicy/cacheOnly``): then as that
+    /// policy allows.
+    private func storedResponse(
+        _ endpoint: some Endpoint, built: URLRequest, kind: CachePolicy.Kind, interceptor: (any RequestInterceptor)?
+    ) async throws -> Response? {
         guard cache != nil, kind != .disabled, kind != .reload else { return nil }
-        let built = try builtRequestAndBody(for: endpoint).request
         var mode = TransferMode()
-        mode.cachePolicy = .cacheOnly
+        mode.cachePolicy = kind == .cacheOnly ? .cacheOnly : .preview
         do {
             let consultation = try await consultCache(
                 built, for: endpoint, chain: chain(with: interceptor), ownInterceptor: interceptor != nil,

@@ -148,9 +148,16 @@ enum HTTPCaching {
     private static func currentAge(of entry: CachedResponse, now: Date, date: Date) -> TimeInterval {
         let apparentAge = max(0, entry.responseDate.timeIntervalSince(date))
         let responseDelay = max(0, entry.responseDate.timeIntervalSince(entry.requestDate))
-        let ageValue = HeaderFields.value(of: "Age", in: entry.headers).flatMap(deltaSeconds) ?? 0
+        let ageValue = HeaderFields.value(of: "Age", in: entry.headers).flatMap(ageValue) ?? 0
         let correctedInitialAge = max(apparentAge, ageValue + responseDelay)
         return correctedInitialAge + max(0, now.timeIntervalSince(entry.responseDate))
+    }
+
+    /// Whether `request` says `Cache-Control: only-if-cached`: a stored response or none, never the
+    /// network (RFC 9111 §5.2.1.7).
+    static func onlyIfCached(_ request: URLRequest) -> Bool {
+        guard let control = request.value(forHTTPHeaderField: "Cache-Control") else { return false }
+        return CacheControl(header: control).onlyIfCached
     }
 
     /// Whether `entry` may answer `request` at `now` without asking the server: fresh for the response's
@@ -178,25 +185,35 @@ enum HTTPCaching {
         return (false, age)
     }
 
-    /// A delta-seconds value (`Age`): digits only, clamped; anything else is ignored.
-    private static func deltaSeconds(_ text: String) -> TimeInterval? {
-        var value = 0
-        var digits = 0
-        for byte in text.utf8 where byte != 0x20 && byte != 0x09 {
-            guard byte >= 0x30, byte <= 0x39 else { return nil }
-            value = min(value * 10 + Int(byte - 0x30), 999_999_999_999)
-            digits += 1
+    /// The value of an `Age` field (RFC 9111 §5.1): of a list (repeated `Age` lines folded into one), the
+    /// first member; `nil`, the field ignored, when that is not delta-seconds (digits only); a value past
+    /// 2^31 counts as 2^31 (RFC 9111 §1.2.2).
+    static func ageValue(_ text: String) -> TimeInterval? {
+        for member in text.utf8.split(separator: UInt8(ascii: ",")) {
+            let digits = CacheControl.trimmed(member[...])
+            guard !digits.isEmpty else { continue }   // an empty list element does not count (RFC 9110 §5.6.1.2)
+            var value = 0
+            for byte in digits {
+                guard byte >= 0x30, byte <= 0x39 else { return nil }
+                value = min(value * 10 + Int(byte - 0x30), largestDeltaSeconds)
+            }
+            return TimeInterval(value)
         }
-        return digits == 0 ? nil : TimeInterval(value)
+        return nil
     }
+
+    /// What a delta-seconds value too large to hold counts as (RFC 9111 §1.2.2).
+    static let largestDeltaSeconds = 2_147_483_648
 
     /// How many seconds `entry` is past its freshness at `now` (0 while fresh).
     static func staleness(of entry: CachedResponse, now: Date) -> TimeInterval {
         max(0, currentAge(of: entry, now: now) - freshnessLifetime(of: entry))
     }
 
-    /// Whether `entry` may be served stale at all (``CachePolicy/staleIfError(upTo:)``): not when its
-    /// response said `must-revalidate` or `no-cache`.
+    /// Whether `entry` may be served stale at all (``CachePolicy/cacheElseLoad``, ``CachePolicy/cacheOnly``,
+    /// ``CachePolicy/staleIfError(upTo:)``): not when its response said `must-revalidate` (RFC 9111
+    /// §5.2.2.2: not even when the server cannot be reached) or `no-cache` (§5.2.2.4: never used without
+    /// validation), RFC 9111 §4.2.4.
     static func mayServeStale(_ entry: CachedResponse) -> Bool {
         let control = CacheControl(header: HeaderFields.value(of: "Cache-Control", in: entry.headers))
         return !control.mustRevalidate && !control.noCache
@@ -221,23 +238,35 @@ enum HTTPCaching {
         return weakTag(etag) == weakTag(stored)
     }
 
-    /// `entry` after a `304`: its headers updated with the 304's (except the body's description),
-    /// dated by this exchange.
+    /// `entry` after a `304`: its headers updated with the 304's (except the body's description), URLs
+    /// with their secrets digested as a 200's are, dated by this exchange (RFC 9111 §3.2, §4.3.4).
+    ///
+    /// A 304 without `Date` is dated when it arrived (RFC 9110 §6.6.1: a recipient with a clock adds
+    /// one), and one without `Age` leaves no `Age` of the stored response behind: the entry's age counts
+    /// from the 304, the response that validated it, not from the 200.
     static func updated(_ entry: CachedResponse, with notModified: HTTPURLResponse, requestDate: Date, responseDate: Date) -> CachedResponse {
         var updated = entry
         let redactor = Redactor()
+        var (dated, aged) = (false, false)
         for (name, value) in notModified.allHeaderFields {
             let name = "\(name)"
             let lowercased = name.lowercased()
             guard !unstoredHeaders.contains(lowercased), !keptOn304.contains(lowercased), !redactor.hidesHeader(name) else { continue }
-            if let existing = updated.headers.keys.first(where: { HeaderFields.sameName($0, name) }) {
-                updated.headers.removeValue(forKey: existing)
-            }
-            updated.headers[name] = "\(value)"
+            dated = dated || lowercased == "date"
+            aged = aged || lowercased == "age"
+            replace(name, with: storedValue("\(value)", of: name), in: &updated.headers)
         }
+        if !dated { replace("Date", with: HTTPDate.format(responseDate), in: &updated.headers) }
+        if !aged { replace("Age", with: nil, in: &updated.headers) }
         updated.requestDate = requestDate
         updated.responseDate = responseDate
         return updated
+    }
+
+    /// Sets the header `name` (whatever the case of the one stored) to `value`, or removes it for `nil`.
+    private static func replace(_ name: String, with value: String?, in headers: inout [String: String]) {
+        if let existing = headers.keys.first(where: { HeaderFields.sameName($0, name) }) { headers.removeValue(forKey: existing) }
+        if let value { headers[name] = value }
     }
 
     private static func weakTag(_ tag: String) -> Substring {

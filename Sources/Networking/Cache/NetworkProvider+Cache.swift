@@ -32,45 +32,56 @@ enum CacheConsultation {
 extension NetworkProvider {
     /// Decides how the cache takes part in a call: answers it from a stored entry (no interceptor runs),
     /// adds the conditional headers that revalidate one, or lets it load. Throws
-    /// ``NetworkError/notCached`` for a ``CachePolicy/cacheOnly`` call with nothing stored.
+    /// ``NetworkError/notCached`` when the call may send nothing — a ``CachePolicy/cacheOnly`` call, or a
+    /// request that says `Cache-Control: only-if-cached` (RFC 9111 §5.2.1.7) — and no stored entry may
+    /// answer it.
     func consultCache(
         _ built: URLRequest, for endpoint: some Endpoint, chain: (any RequestInterceptor)?, ownInterceptor: Bool,
         context: RequestContext, mode: TransferMode
     ) async throws -> CacheConsultation {
         let policy = mode.cachePolicy ?? endpoint.cachePolicy ?? cachePolicy
+        let sendsNothing = policy.kind == .cacheOnly || policy.kind == .preview || HTTPCaching.onlyIfCached(built)
         guard let cache, policy.kind != .disabled, mode.bodyFile == nil, mode.downloadDirectory == nil, !mode.streams,
             let method = built.httpMethod, method == "GET" || method == "HEAD", let url = built.url,
             !Self.isConditional(built),   // the app revalidates itself: its 304 is its answer
             context.refreshing == nil, RefreshRun.current?.isRunning != true   // a token refresh's answer holds tokens
         else {
-            if policy.kind == .cacheOnly { throw NetworkError.notCached }
+            if sendsNothing { throw NetworkError.notCached }
             return .send(built, nil)
         }
         guard let (partition, stamp) = await partition(of: built, chain: chain, ownInterceptor: ownInterceptor, cache: cache, context: context)
         else {
-            if policy.kind == .cacheOnly { throw NetworkError.notCached }
+            if sendsNothing { throw NetworkError.notCached }
             return .send(built, nil)   // authenticated for no known account: never shared, never stored
         }
         let requestDate = now()
         var use = CacheUse(
             cache: cache, key: CacheKey(partition: partition, method: method, url: HTTPCaching.keyURL(url)), policy: policy, built: built,
             stamp: stamp, requestDate: requestDate)
-        if policy.kind == .reload { return .send(built, use) }
-        if let entry = await cache.cachedResponse(for: use.key), HTTPCaching.variantMatches(entry, built) { use.entry = entry }
+        if policy.kind != .reload, let entry = await cache.cachedResponse(for: use.key), HTTPCaching.variantMatches(entry, built) { use.entry = entry }
         guard let entry = use.entry else {
-            if policy.kind == .cacheOnly { throw NetworkError.notCached }
+            if sendsNothing { throw NetworkError.notCached }
             return .send(built, use)
         }
+        let (fresh, age) = HTTPCaching.freshness(of: entry, for: built, now: requestDate)
         switch policy.kind {
         case .cacheOnly, .cacheElseLoad:
-            let (fresh, age) = HTTPCaching.freshness(of: entry, for: built, now: requestDate)
+            // Stale, unless its response forbids that (must-revalidate, no-cache: RFC 9111 §4.2.4): then revalidated.
+            if fresh || HTTPCaching.mayServeStale(entry), let response = cachedResponse(entry, for: built, age: age) {
+                return .answer(response, fresh ? .hit : .staleHit, use.key)
+            }
+        case .preview:
             if let response = cachedResponse(entry, for: built, age: age) { return .answer(response, fresh ? .hit : .staleHit, use.key) }
         case .http, .staleIfError:
-            let (fresh, age) = HTTPCaching.freshness(of: entry, for: built, now: requestDate)
             if fresh, let response = cachedResponse(entry, for: built, age: age) { return .answer(response, .hit, use.key) }
+            // only-if-cached: the server is out of reach by the request's own choice, as when it cannot answer.
+            if sendsNothing, let response = staleIfErrorResponse(use: use, entry: entry, now: requestDate) {
+                return .answer(response, .staleIfError, use.key)
+            }
         case .revalidate, .reload, .disabled:
             break
         }
+        if sendsNothing { throw NetworkError.notCached }   // the answer would have been the server's: a 504 of the RFC's
         let conditions = HTTPCaching.conditionalHeaders(for: entry)
         guard !conditions.isEmpty else { return .send(built, use) }
         var request = built
@@ -148,11 +159,17 @@ extension NetworkProvider {
     /// ``CachePolicy/staleIfError(upTo:)``: when the server could not answer (a transport failure, the
     /// deadline, a 5xx) and the entry is no more than the allowed seconds stale.
     func staleIfErrorResponse(after error: any Error, lastStatus: Int?, use: CacheUse?) -> Response? {
-        guard let use, case .staleIfError(let allowed) = use.policy.kind, let entry = use.entry, HTTPCaching.mayServeStale(entry),
-            Self.serverCouldNotAnswer(error, lastStatus: lastStatus)
+        guard let use, let entry = use.entry, Self.serverCouldNotAnswer(error, lastStatus: lastStatus) else { return nil }
+        return staleIfErrorResponse(use: use, entry: entry, now: now())
+    }
+
+    /// `entry` as the answer of a ``CachePolicy/staleIfError(upTo:)`` call whose server cannot answer: when
+    /// its response allows serving it stale (not `must-revalidate` or `no-cache`, RFC 9111 §4.2.4) and it
+    /// is no more than the allowed seconds stale.
+    private func staleIfErrorResponse(use: CacheUse, entry: CachedResponse, now: Date) -> Response? {
+        guard case .staleIfError(let allowed) = use.policy.kind, HTTPCaching.mayServeStale(entry),
+            HTTPCaching.staleness(of: entry, now: now) <= allowed
         else { return nil }
-        let now = self.now()
-        guard HTTPCaching.staleness(of: entry, now: now) <= allowed else { return nil }
         return cachedResponse(entry, for: use.built, age: HTTPCaching.currentAge(of: entry, now: now))
     }
 
