@@ -86,8 +86,8 @@ public struct ServerTrust: Sendable {
         CertificateKey.pin(ofCertificate: certificate)
     }
 
-    /// The pinned host that decides for `host` (a name as `URL.host` gives it), whether or not it is in force
-    /// now; `nil` when none covers it.
+    /// The pinned host that decides for `host` (a name as `URL.host` gives it, or an IP address in any of its
+    /// spellings, with or without brackets), whether or not it is in force now; `nil` when none covers it.
     public func pinnedHost(for host: String) -> PinnedHost? {
         HostName.normalized(host).flatMap(pinnedHost(forNormalized:))
     }
