@@ -9,7 +9,7 @@
 /// challenges give, which must be compared whatever they are.
 enum HostName {
     /// The host a pin names, as compared, and whether it is an IP address; `nil` when it is none of: a DNS
-    /// host name (RFC 1123 §2.1 labels of letters, digits and inner hyphens, 1 to 63 characters, 253 in all,
+    /// host name (RFC 1123 §2.1 labels of letters, digits and inner hyphens, 1 to 63 characters (and `_`), 253 in all,
     /// one optional trailing dot, its last label not all digits), an IPv4 address in dotted-decimal, an IPv6
     /// address (RFC 4291 §2.2), with or without brackets. So a port (`host:443`), a URL, a path, a wildcard
     /// or a zone (`fe80::1%en0`) is refused.
@@ -58,9 +58,12 @@ enum HostName {
         host == domain || (includingSubdomains && host.hasSuffix("." + domain) && !IPAddress.isLiteral(host))
     }
 
-    /// Whether `label` is an RFC 1123 label: 1 to 63 letters, digits and hyphens, neither first nor last a hyphen.
+    /// Whether `label` is an RFC 1123 label: 1 to 63 letters, digits and hyphens, neither first nor last a hyphen;
+    /// `_` is let through too, as URLs and real internal host names have it (it cannot make a pin fail open: a
+    /// pin on `my_host` matches the URLs that name `my_host`).
     private static func isLabel(_ label: Substring) -> Bool {
-        (1...63).contains(label.utf8.count) && label.utf8.allSatisfy { isLetterOrDigit($0) || $0 == UInt8(ascii: "-") }
+        (1...63).contains(label.utf8.count)
+            && label.utf8.allSatisfy { isLetterOrDigit($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }
             && label.utf8.first != UInt8(ascii: "-") && label.utf8.last != UInt8(ascii: "-")
     }
 
