@@ -394,6 +394,7 @@ public final class NetworkProvider: NetworkProviding {
                     status: response.map { endpoint.acceptableStatusCodes.contains($0.statusCode) ? nil : $0.statusCode } ?? nil,
                     of: context)
                 let error = Self.normalize(error)
+                if let refused = ServerTrustRefusal.endingTheCall(error) { throw refused }   // the server's chain: no retrier asked
                 if mode.resumption?.restartsAfterRefusal() == true, attempts < maximumAttempts {
                     context.recordRetry()   // a refused range: the download starts again from its first byte, unasked
                     continue
@@ -621,7 +622,7 @@ public final class NetworkProvider: NetworkProviding {
     ) -> Result<(Data, HTTPURLResponse), any Error> {
         if let error {
             if error is NetworkError { return .failure(error) }   // the transfer's own verdict: too large, a file not written
-            if let refused = state?.serverTrustFailure { return .failure(refused) }   // the delegate refused the server's chain
+            if let refused = state?.serverTrustFailure { return .failure(ServerTrustRefusal(error: refused)) }   // never retried
             let challenged = (error as? URLError)?.code == .cancelled ? state?.challengedResponse : nil
             switch (handle.stop, challenged) {
             case (.expired?, _):

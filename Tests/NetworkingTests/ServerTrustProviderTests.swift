@@ -195,7 +195,10 @@ struct ServerTrustProviderTests {
                 onComplete: { data, response, error, state, _ in
                     switch NetworkProvider.outcome(data: data, response: response, error: error, state: state, handle: handle, deadline: deadline) {
                     case .success(let (_, http)): outcome.append(.success(http.statusCode))
-                    case .failure(let failure): outcome.append(.failure(NetworkProvider.normalize(failure) as? NetworkError ?? .invalidURL("?")))
+                    case .failure(let failure):
+                        // As the attempt loop sees it: a refusal ends the call with its own error; anything else is normalized.
+                        let error = ServerTrustRefusal.endingTheCall(failure) ?? NetworkProvider.normalize(failure) as? NetworkError
+                        outcome.append(.failure(error ?? .invalidURL("?")))
                     }
                 })
             delegate.register(transfer, for: task, context: context)

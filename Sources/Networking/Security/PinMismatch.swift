@@ -2,7 +2,8 @@
 /// (``EventMonitor/pinValidationDidFail(_:context:)``). It names keys only by their pins (hashes of public
 /// keys), never by the certificates' contents, so it can be logged and sent as it is.
 public struct PinMismatch: Sendable, Hashable, CustomStringConvertible {
-    /// The host connected to (lowercase, without a trailing dot).
+    /// The host connected to, as compared (see ``PinnedHost/host``): lowercase, without a trailing dot; an IP
+    /// address in its canonical form.
     public let host: String
     /// The pins of the keys of the chain the server presented, leaf first, as the system validated it.
     public let presentedPins: [String]

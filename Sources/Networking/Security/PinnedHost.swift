@@ -22,7 +22,8 @@ import Foundation
 ///     expires: Date(timeIntervalSince1970: 1_830_297_600))       // 2028-01-01: update the app before then
 /// ```
 public struct PinnedHost: Sendable, Hashable {
-    /// The host or domain, as compared: lowercase, without a trailing dot.
+    /// The host or domain, as compared: lowercase, without a trailing dot; an IP address in its canonical form
+    /// (IPv6 as RFC 5952 §4 writes it, without brackets; an IPv4-mapped IPv6 address as its IPv4).
     public let host: String
     /// Whether subdomains at any depth are covered too (`a.b.example.com` by `example.com`; never
     /// `badexample.com`).
@@ -40,11 +41,13 @@ public struct PinnedHost: Sendable, Hashable {
     ///
     /// - Parameters:
     ///   - host: a host name in ASCII, as `URL.host` gives it: case and one trailing dot do not matter; an
-    ///     internationalized name in punycode (`xn--bcher-kva.example`). No wildcards: use
-    ///     `includingSubdomains`.
+    ///     internationalized name in punycode (`xn--bcher-kva.example`). Or an IP address: IPv4 in
+    ///     dotted-decimal (`192.0.2.1`), IPv6 with or without brackets (`2001:db8::1`, `[::1]`), which covers
+    ///     every spelling of that address (`[0:0:0:0:0:0:0:1]` is `::1`; `::ffff:192.0.2.1` is `192.0.2.1`).
+    ///     No port, scheme, path or wildcard (use `includingSubdomains`).
     ///   - includingSubdomains: whether every subdomain of `host`, at any depth, is pinned too. A subdomain
     ///     with a ``PinnedHost`` of its own follows that one (the longest name wins; an exact host wins over
-    ///     a domain of the same name).
+    ///     a domain of the same name). Not for an IP address, which has no subdomains.
     ///   - pins: the base64 SHA-256 pins of the SubjectPublicKeyInfo of keys in the host's chain (an optional
     ///     `sha256/` prefix, as OkHttp writes them, is accepted). At least two different ones: the key in use
     ///     and a backup key that is **not** in the current chain, so a lost or rotated key cannot lock the
@@ -55,8 +58,10 @@ public struct PinnedHost: Sendable, Hashable {
     ///     change nothing else, and are not required where they cannot be checked (see ``ServerTrust``).
     ///   - requiresBackupPin: `false` waives the two-pin rule, for a host whose single key you accept to be
     ///     locked out by.
-    /// - Throws: ``PinningConfigurationError``: a host that is not a host name, a pin that is not a base64
-    ///   SHA-256, fewer than two different pins.
+    /// - Throws: ``PinningConfigurationError``: a host that is not a host name or an IP address
+    ///   (``PinningConfigurationError/Problem/invalidHostName``: `api.example.com:8443`, `https://…`, `*.x`),
+    ///   an IP address with `includingSubdomains`, a pin that is not a base64 SHA-256, fewer than two
+    ///   different pins.
     public static func host(
         _ host: String,
         includingSubdomains: Bool = false,
@@ -65,9 +70,10 @@ public struct PinnedHost: Sendable, Hashable {
         reportOnly: Bool = false,
         requiresBackupPin: Bool = true
     ) throws -> PinnedHost {
-        guard !host.contains("*"), let name = HostName.normalized(host) else {
+        guard let (name, isAddress) = HostName.declared(host) else {
             throw PinningConfigurationError(host: host, problem: .invalidHostName)
         }
+        if isAddress, includingSubdomains { throw PinningConfigurationError(host: host, problem: .addressWithSubdomains) }
         var canonical: [String] = []
         for pin in pins {
             let digits = pin.hasPrefix("sha256/") ? String(pin.dropFirst("sha256/".count)) : pin

@@ -22,6 +22,8 @@ import Foundation
 /// ``NetworkError/pinMismatch(host:)``, and the monitors hear of it
 /// (``EventMonitor/pinValidationDidFail(_:context:)``). A report-only host lets the call go on and only
 /// reports. Hosts without pins, and hosts whose pins have expired, keep URLSession's default handling.
+/// A refused chain, like a call that fails closed, is never retried: the call ends with its error at once,
+/// whatever the retriers would say.
 ///
 /// **Where pins cannot be enforced, calls fail closed.** On Linux, swift-corelibs-foundation lets libcurl
 /// check TLS and never asks the session delegate, so no pin can be checked: a call to a host with enforced
@@ -86,8 +88,8 @@ public struct ServerTrust: Sendable {
         CertificateKey.pin(ofCertificate: certificate)
     }
 
-    /// The pinned host that decides for `host` (a name as `URL.host` gives it), whether or not it is in force
-    /// now; `nil` when none covers it.
+    /// The pinned host that decides for `host` (a name as `URL.host` gives it, or an IP address in any of its
+    /// spellings, with or without brackets), whether or not it is in force now; `nil` when none covers it.
     public func pinnedHost(for host: String) -> PinnedHost? {
         HostName.normalized(host).flatMap(pinnedHost(forNormalized:))
     }
