@@ -119,20 +119,24 @@ enum TrailerProbe {
         process.standardOutput = output
         process.standardError = output
         try process.run()
+        // Both waits on threads of their own: blocking global-queue threads would starve the watchdog (Linux's
+        // pool is small), and SIGKILL because the child inherits this process's blocked SIGTERM (Process.terminate).
+        let finished = DispatchSemaphore(value: 0)
         let ended = Flag()
-        let watchdog = DispatchWorkItem {
-            if process.isRunning { ended.set() }
-            process.terminate()
+        let pid = process.processIdentifier
+        Thread.detachNewThread {
+            guard finished.wait(timeout: .now() + .seconds(watchdogSeconds)) == .timedOut else { return }
+            ended.set()
+            kill(pid, SIGKILL)
         }
-        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(watchdogSeconds), execute: watchdog)
         let printed = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
+            Thread.detachNewThread {
                 let data = output.fileHandleForReading.readDataToEndOfFile()
                 process.waitUntilExit()
+                finished.signal()
                 continuation.resume(returning: data)
             }
         }
-        watchdog.cancel()
         return Run(
             exited: process.terminationReason == .exit, status: process.terminationStatus, wasEndedByWatchdog: ended.isSet,
             output: String(decoding: printed, as: UTF8.self)
