@@ -113,7 +113,7 @@ enum TrailerProbe {
         process.executableURL = probe
         process.arguments = [call.shape, call.client]
         var environment = ProcessInfo.processInfo.environment
-        environment["SWIFT_BACKTRACE"] = "enable=no"   // the trap's message alone, without minutes of symbolication
+        environment["SWIFT_BACKTRACE"] = "enable=no"   // the trap's message alone, without the backtracer's report
         process.environment = environment
         let output = Pipe()
         process.standardOutput = output
