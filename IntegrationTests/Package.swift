@@ -38,6 +38,12 @@ let package = Package(
             name: "MemoryProbe",
             dependencies: [.product(name: "Networking", package: root)]
         ),
+        // One call for a chunked body that ends with trailer fields, in a process of its own: FoundationNetworking
+        // traps on it (ChunkedTrailerTests). Only the library, and a raw TCP server of its own.
+        .executableTarget(
+            name: "TrailerProbe",
+            dependencies: [.product(name: "Networking", package: root)]
+        ),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
