@@ -90,8 +90,9 @@ public struct ResumableDownload: Codable, Sendable, Hashable, CustomStringConver
         var container = encoder.container(keyedBy: CodingKeys.self)
         let stored = Self.storedForm(of: url)
         guard let storedURL = stored.url else {
-            throw EncodingError.invalidValue(
-                url, EncodingError.Context(codingPath: container.codingPath + [CodingKeys.url], debugDescription: "The URL cannot be stored without its secrets"))
+            let context = EncodingError.Context(
+                codingPath: container.codingPath + [CodingKeys.url], debugDescription: "The URL cannot be stored without its secrets")
+            throw EncodingError.invalidValue(Redactor().url(url), context)   // the error may be logged: never the URL itself
         }
         try container.encode(storedURL, forKey: .url)
         try container.encode(validator, forKey: .validator)
