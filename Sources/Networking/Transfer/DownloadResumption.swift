@@ -174,6 +174,7 @@ final class DownloadResumption: @unchecked Sendable {
     func keep(written: Int64) -> Bool {
         lock.lock()
         defer { lock.unlock() }
+        end = nil
         guard validator != nil, written > 0 else {
             forget()
             return false
@@ -319,7 +320,8 @@ final class DownloadResumption: @unchecked Sendable {
     private static func claimPartialFile(of value: ResumableDownload, for endpoint: some Endpoint, in folder: URL) async -> URL? {
         let name = value.partialFile.lastPathComponent
         guard ResumableDownload.isPartialFileName(name), value.bytesReceived > 0, isValidator(value.validator),
-            let url = try? endpoint.url(), ResumableDownload.storedForm(of: url).url == ResumableDownload.storedForm(of: value.url).url
+            let url = try? endpoint.url(), let stored = ResumableDownload.storedForm(of: url).url?.absoluteString,
+            stored == ResumableDownload.storedForm(of: value.url).url?.absoluteString
         else { return nil }
         guard claim(name) else { return nil }   // another call is continuing it: this one starts afresh
         let target = folder.appendingPathComponent(name)
