@@ -49,6 +49,9 @@ struct ResumableDownloadSecretsTests {
         // THEN no secret value reaches the stored form; the rest of the URL does
         #expect(!json.contains("SECRET"))
         #expect(json.contains("X-Amz-Expires=3600"))
+        // and neither does its description, nor the error's, which apps log
+        #expect(!value.description.contains("SECRET"))
+        #expect(!DownloadInterrupted(resumable: value, underlying: NetworkError.cancelled).description.contains("SECRET"))
         #expect(json.contains("blobs"))
         // WHEN it is read back "after a relaunch"
         let restored = try JSONDecoder().decode(ResumableDownload.self, from: stored)

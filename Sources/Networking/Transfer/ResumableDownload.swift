@@ -111,11 +111,12 @@ public struct ResumableDownload: Codable, Sendable, Hashable, CustomStringConver
         try? FileManager.default.removeItem(at: partialFile)   // already gone, or not ours to remove: nothing to report
     }
 
-    /// The URL (its secret query values redacted), the bytes held and the total; never the validator's or
-    /// the file's full path.
+    /// The URL (its secret query values redacted, presigned URLs' signatures too), the bytes held and the
+    /// total; never the validator's or the file's full path.
     public var description: String {
         let total = totalBytes.map { " of \($0)" } ?? ""
-        return "ResumableDownload(\(Redactor().url(url)), \(bytesReceived)\(total) bytes in \(partialFile.lastPathComponent))"
+        let shown = Self.storedForm(of: url).url.map { Redactor().url($0) } ?? Redactor.placeholder   // signatures too
+        return "ResumableDownload(\(shown), \(bytesReceived)\(total) bytes in \(partialFile.lastPathComponent))"
     }
 
     /// `url` as a value stores it: without its fragment, with the values of secret query items (those a
