@@ -33,6 +33,12 @@ final class ServedFile: @unchecked Sendable {
         case refuses
         /// A 206 whose `Content-Range` starts at this offset, whatever was asked.
         case startsAt(Int)
+        /// The rest of the file as it is now (206), whatever `If-Range` says: a server that ignores
+        /// `If-Range` (RFC 9110 §13.1.5 says it must not).
+        case ignoresIfRange
+        /// Honours `If-Range`, but a 206 holds at most this many bytes (RFC 9110 §14.4 lets a server send
+        /// less than asked); its `Content-Range` declares the complete length, or `*` without `declaresTotal`.
+        case caps(Int, declaresTotal: Bool)
     }
 
     private let lock = NSLock()
@@ -89,6 +95,8 @@ final class ServedFile: @unchecked Sendable {
         var start = 0
         var status = 200
         var fields = headers
+        var last = body.count - 1
+        var complete = String(body.count)
         if let range = request.header("Range"), range.hasPrefix("bytes="), range.hasSuffix("-"),
             let asked = Int(range.dropFirst(6).dropLast())
         {
@@ -103,11 +111,21 @@ final class ServedFile: @unchecked Sendable {
                 return MockResponse(statusCode: 416, headers: ["Content-Range": "bytes */\(body.count)"])
             case .startsAt(let offset):
                 (start, status) = (offset, 206)
+            case .ignoresIfRange:
+                guard asked < body.count else { return MockResponse(statusCode: 416, headers: ["Content-Range": "bytes */\(body.count)"]) }
+                (start, status) = (asked, 206)
+            case .caps(let most, let declaresTotal) where request.header("If-Range") == nil || request.header("If-Range") == validator:
+                guard asked < body.count else { return MockResponse(statusCode: 416, headers: ["Content-Range": "bytes */\(body.count)"]) }
+                (start, status) = (asked, 206)
+                last = min(body.count, asked + most) - 1
+                if !declaresTotal { complete = "*" }
+            case .caps:
+                break
             }
         }
-        if status == 206 { fields["Content-Range"] = "bytes \(start)-\(body.count - 1)/\(body.count)" }
-        if declaresLength || status == 206 { fields["Content-Length"] = String(body.count - start) }
-        let end = min(body.count, drop.map { max($0, start) } ?? body.count)
+        if status == 206 { fields["Content-Range"] = "bytes \(start)-\(last)/\(complete)" }
+        if declaresLength || status == 206 { fields["Content-Length"] = String(last + 1 - start) }
+        let end = min(last + 1, drop.map { max($0, start) } ?? last + 1)
         var chunks: [Data] = []
         var offset = start
         while offset < end {
@@ -117,7 +135,7 @@ final class ServedFile: @unchecked Sendable {
         }
         sent += end - start
         return .chunked(
-            chunks, interval: interval, statusCode: status, headers: fields, failingWith: end < body.count ? failure : nil)
+            chunks, interval: interval, statusCode: status, headers: fields, failingWith: end < last + 1 ? failure : nil)
     }
 }
 

@@ -13,6 +13,10 @@ import NIOCore
 /// - `validator=etag|modified|weak|none`: a strong `ETag` (default), only a `Last-Modified` long before
 ///   the `Date`, a weak `ETag`, or neither
 /// - `range=ignores`: every answer is the whole file with 200, whatever the request asks
+/// - `range=ignoresIfRange`: a range is served (206) whatever `If-Range` says, from the file as it is now
+///   (RFC 9110 §13.1.5 forbids it: with `changes=1`, the 206 is the rest of another version)
+/// - `cap=N`: a 206 holds at most N bytes (RFC 9110 §14.4 lets a server send less than asked), its
+///   `Content-Range` `bytes A-B/size`, or `bytes A-B/*` with `total=unknown`
 /// - `changes=1`: the file is replaced after every request (a new version: other bytes, another validator)
 /// - `ms=N`: a pause of N ms after each write (a download slow enough to be cancelled)
 /// Nothing is held whole: the server's memory stays flat however large the file.
@@ -90,26 +94,31 @@ extension TestServer {
             let ifRange = request.headers[.ifRange]
             var start = 0
             var status = HTTPResponse.Status.ok
+            let cap = Int(query["cap"].map(String.init) ?? "") ?? .max
+            let ignoresIfRange = query["range"] == "ignoresIfRange"
+            var end = size
             if query["range"] != "ignores", let range, range.hasPrefix("bytes="), range.hasSuffix("-"),
-                let asked = Int(range.dropFirst(6).dropLast()), ifRange == nil || ifRange == validator
+                let asked = Int(range.dropFirst(6).dropLast()), ifRange == nil || ifRange == validator || ignoresIfRange
             {
                 guard asked < size else {
                     await resumeLog.answered(key, range: range, ifRange: ifRange, status: 416)
                     return Response(status: .rangeNotSatisfiable, headers: [.contentRange: "bytes */\(size)"])
                 }
                 (start, status) = (asked, .partialContent)
-                headers[.contentRange] = "bytes \(asked)-\(size - 1)/\(size)"
+                end = asked + min(cap, size - asked)
+                let complete = query["total"] == "unknown" ? "*" : "\(size)"
+                headers[.contentRange] = "bytes \(asked)-\(end - 1)/\(complete)"
             }
             await resumeLog.answered(key, range: range, ifRange: ifRange, status: status.code)
             let drop = index < drops.count ? drops[index] : nil
-            let first = start
+            let (first, last) = (start, end)
             return Response(
                 status: status, headers: headers,
-                body: ResponseBody(contentLength: size - first) { writer in
+                body: ResponseBody(contentLength: last - first) { writer in
                     var offset = first
-                    while offset < size {
+                    while offset < last {
                         if let drop, offset >= drop { throw CancellationError() }   // the connection closes mid-body
-                        let count = min(1 << 16, size - offset, max(drop.map { $0 - offset } ?? .max, 1))
+                        let count = min(1 << 16, last - offset, max(drop.map { $0 - offset } ?? .max, 1))
                         try await writer.write(ByteBuffer(bytes: resumeBytes(from: offset, count: count, seed: seed, version: version)))
                         await resumeLog.sent(count, for: key)
                         offset += count

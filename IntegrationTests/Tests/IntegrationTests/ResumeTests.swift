@@ -209,4 +209,82 @@ struct ResumeTests {
             )
         }
     }
+    @Test func aServerThatIgnoresIfRangeAfterTheFileChangedIsNeverSplicedRFC9110_13_1_5() async throws {
+        try await withServer { server in
+            // GIVEN a 4 MiB file replaced after each answer (a new ETag, other bytes), from a server that serves
+            // a range whatever If-Range says; the first answer drops at 1.5 MiB
+            let folder = try makeScratchFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let size = 4 << 20
+            let file = ResumeFile(
+                server: server.baseURL, query: ["size": "\(size)", "drops": "\(3 << 19)", "changes": "1", "range": "ignoresIfRange"])
+            let destination = folder.appendingPathComponent("big.bin")
+            // WHEN it is downloaded with retries
+            _ = try await retryingProvider().download(file, to: destination)
+            // THEN the retry's 206 (the rest of version 1, with its own ETag) was not appended to version 0's bytes:
+            // the file was asked for again whole, and is version 2, byte for byte
+            let entries = await TestServer.resumeLog.entries(file.key)
+            #expect(entries.map(\.status) == [200, 206, 200])
+            #expect(entries.map { $0.range == nil } == [true, false, true])
+            #expect(entries[1].ifRange == "\"0-v0\"")
+            #expect(try isServersFile(destination, size: size, version: 2))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["big.bin"])
+        }
+    }
+
+    @Test(arguments: ["known", "unknown"])
+    func aServerThatSendsLessThanAskedEndsWithTheWholeFileNeverAShortOneRFC9110_14_4(total: String) async throws {
+        try await withServer { server in
+            // GIVEN a 4 MiB file whose first answer drops at 1 MiB, from a server whose 206s hold at most 1 MiB
+            // (`Content-Range: bytes A-B/4194304`, or `/*`)
+            let folder = try makeScratchFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let size = 4 << 20
+            let file = ResumeFile(server: server.baseURL, query: ["size": "\(size)", "drops": "\(1 << 20)", "cap": "\(1 << 20)", "total": total])
+            let destination = folder.appendingPathComponent("big.bin")
+            // WHEN it is downloaded with retries
+            _ = try await retryingProvider().download(file, to: destination)
+            // THEN each short 206 was kept and the rest asked for from where it ended, until the file's end
+            let entries = await TestServer.resumeLog.entries(file.key)
+            #expect(entries.first?.status == 200)
+            #expect(entries.count >= 4)
+            #expect(entries.dropFirst().allSatisfy { $0.status == 206 && $0.ifRange == "\"0-v0\"" })
+            let starts = entries.dropFirst().compactMap { $0.range.flatMap { Int($0.dropFirst("bytes=".count).dropLast()) } }
+            #expect(zip(starts, starts.dropFirst()).allSatisfy { $1 == $0 + (1 << 20) })
+            // and the file is the server's, byte for byte
+            #expect(try isServersFile(destination, size: size))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["big.bin"])
+        }
+    }
+
+    @Test func aServerThatSendsLessThanAskedWithNoAttemptLeftInterruptsTheCallWithItsBytesKept() async throws {
+        try await withServer { server in
+            // GIVEN a 4 MiB file whose 206s hold at most 1 MiB with `/*`, and providers that make one attempt a call
+            let folder = try makeScratchFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let size = 4 << 20
+            let file = ResumeFile(server: server.baseURL, query: ["size": "\(size)", "drops": "\(1 << 20)", "cap": "\(1 << 20)", "total": "unknown"])
+            let destination = folder.appendingPathComponent("big.bin")
+            // WHEN it is downloaded call after call, each continuing what the last one kept
+            var kept: ResumableDownload?
+            var outcomes: [Int64] = []
+            for _ in 0..<8 {
+                do {
+                    _ = try await NetworkProvider(configuration: .ephemeral, maximumAttempts: 1).download(file, to: destination, resuming: kept)
+                    break
+                } catch let interrupted as DownloadInterrupted {
+                    // THEN no call succeeds short of the file's end: each is interrupted, keeping what arrived
+                    #expect(!FileManager.default.fileExists(atPath: destination.path))
+                    outcomes.append(interrupted.resumable.bytesReceived)
+                    kept = interrupted.resumable
+                }
+            }
+            #expect(outcomes.count >= 3 && outcomes.count < 8)
+            #expect(outcomes.allSatisfy { $0 > 0 && $0 < Int64(size) })
+            #expect(zip(outcomes, outcomes.dropFirst()).allSatisfy { $1 == $0 + (1 << 20) })
+            // and the last one ends with the whole file, byte for byte
+            #expect(try isServersFile(destination, size: size))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["big.bin"])
+        }
+    }
 }

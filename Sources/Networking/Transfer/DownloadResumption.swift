@@ -14,9 +14,16 @@ import Foundation
 ///   `Last-Modified` at least one second before the response's `Date` (RFC 9110 §8.8.2.2). A weak tag
 ///   never resumes, even with a date (§13.1.5).
 /// - The next attempt sends `Range: bytes=N-` and `If-Range` with exactly that validator, on every hop.
-/// - A 206 whose `Content-Range` starts at N, runs to the end and agrees with the known length appends;
-///   a 200 starts the file again from its first byte; a 416, or a 206 that does not fit, is refused: the
+/// - A 206 appends only when it carries the kept bytes' validator (the same strong `ETag`, or the same
+///   `Last-Modified` when that was the validator: a server that ignores `If-Range` must not splice two
+///   versions, RFC 9110 §13.1.5, §8.8.3.2), is not content-encoded, and its `Content-Range` starts at N
+///   with a complete length (or none, `*`) that agrees with the known one and a last byte within it.
+/// - A 200 starts the file again from its first byte; a 416, or a 206 that does not fit, is refused: the
 ///   partial is dropped and the next attempt starts from zero without asking the retriers.
+/// - An appended 206 that ends before the known end (a server may send less than asked, RFC 9110 §14.4),
+///   or whose body is shorter than its `Content-Range`, ends its attempt as a connection lost there: the
+///   bytes are kept and the next attempt asks for the rest, without asking the retriers. A body longer than
+///   its `Content-Range` is refused. A call never succeeds with a file short of the known length.
 final class DownloadResumption: @unchecked Sendable {
     // @unchecked: the `var`s are guarded by `lock`. The call's task prepares each hop; the session
     // delegate's queue judges responses and keeps bytes; they take turns, never at once.
@@ -47,7 +54,10 @@ final class DownloadResumption: @unchecked Sendable {
     private var total: Int64?
     /// Where the range the hop under way asked for starts, if it asked.
     private var asked: Int64?
-    /// Whether the attempt that just failed had its range refused.
+    /// Where the file ends when the 206 being appended ends (its `Content-Range`'s last byte + 1).
+    private var end: Int64?
+    /// Whether the attempt that just failed had its range refused, or stopped short of the end with its
+    /// bytes kept: the next attempt then follows without asking the retriers.
     private var refused = false
 
     private init(endpoint: some Endpoint, file: URL, resuming value: ResumableDownload?) {
@@ -105,7 +115,7 @@ final class DownloadResumption: @unchecked Sendable {
         switch response.statusCode {
         case 416:
             error = .invalidStatusCode(416)
-        case 206 where !Self.continues(response, at: offset, total: total):
+        case 206 where !Self.continues(response, at: offset, total: total, validator: validator):
             error = .transportFailed(URLError(.badServerResponse))
         default:
             return nil
@@ -122,7 +132,15 @@ final class DownloadResumption: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         defer { asked = nil }
-        if let offset = asked, response.statusCode == 206 { return .append(offset) }
+        end = nil
+        if let offset = asked, response.statusCode == 206 {
+            // ``refusal(of:)`` let it through: its Content-Range parses, starts at `offset` and fits `total`.
+            if let range = response.value(forHTTPHeaderField: "Content-Range").flatMap(Self.contentRange) {
+                end = range.last + 1
+                total = total ?? range.complete
+            }
+            return .append(offset)
+        }
         forget()
         guard canResume, response.statusCode == 200, let strong = Self.strongValidator(of: response) else { return .fresh }
         validator = strong
@@ -130,11 +148,33 @@ final class DownloadResumption: @unchecked Sendable {
         return .fresh
     }
 
+    /// The error that ends an attempt whose answer arrived without a transport error, when it leaves the
+    /// file unfinished: an appended 206 whose body ended before its `Content-Range` end or the known
+    /// length (the next attempt asks for the rest, unasked; RFC 9110 §14.4), or ran past its end (refused:
+    /// the next attempt starts from the first byte). `nil` when the file is whole, or nothing was appended.
+    func shortfall(written: Int64) -> NetworkError? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let end else { return nil }
+        self.end = nil
+        refused = true
+        if written > end {
+            forget()   // more bytes than the range holds: not the body's, whatever they are
+            return .transportFailed(URLError(.badServerResponse))
+        }
+        if written < end || written < total ?? 0 {
+            return .transportFailed(URLError(.networkConnectionLost))   // ``keep(written:)`` keeps them
+        }
+        refused = false
+        return nil
+    }
+
     /// An attempt that wrote `written` bytes to the file failed: whether they are kept for the next
     /// attempt (the body had a strong validator), else forgotten (the caller removes the file).
     func keep(written: Int64) -> Bool {
         lock.lock()
         defer { lock.unlock() }
+        end = nil
         guard validator != nil, written > 0 else {
             forget()
             return false
@@ -185,6 +225,7 @@ final class DownloadResumption: @unchecked Sendable {
         length = 0
         validator = nil
         total = nil
+        end = nil
     }
 
     // MARK: Rules
@@ -213,14 +254,32 @@ final class DownloadResumption: @unchecked Sendable {
         isStrongEntityTag(validator) || (WireValidation.isFieldValue(validator) && HTTPDate.parse(validator) != nil)
     }
 
-    /// Whether the 206 `response` is the rest of the body from `offset`: not content-encoded, with a
-    /// `Content-Range` that starts there, runs to the end and agrees with the `total` known.
-    static func continues(_ response: HTTPURLResponse, at offset: Int64, total: Int64?) -> Bool {
-        guard isIdentity(response), let value = response.value(forHTTPHeaderField: "Content-Range"),
+    /// Whether the 206 `response` continues the body from `offset`: not content-encoded, carrying the kept
+    /// bytes' `validator` (``carries(_:in:)``), with a `Content-Range` that starts there, whose complete
+    /// length (when not `*`) is the `total` known, and whose last byte is within it. It may end before the
+    /// end (RFC 9110 §14.4): ``shortfall(written:)`` then asks for the rest.
+    static func continues(_ response: HTTPURLResponse, at offset: Int64, total: Int64?, validator: String?) -> Bool {
+        guard isIdentity(response), let validator, carries(validator, in: response), let value = response.value(forHTTPHeaderField: "Content-Range"),
             let range = contentRange(value), range.first == offset
         else { return false }
-        if let complete = range.complete, range.last != complete - 1 || (total != nil && total != complete) { return false }
+        if let complete = range.complete, let total, total != complete { return false }
+        if let total, range.last >= total { return false }
         return response.expectedContentLength < 0 || response.expectedContentLength == range.last - range.first + 1
+    }
+
+    /// Whether `response` carries `validator`, the kept bytes' strong one: an `ETag` that matches it by
+    /// the strong comparison (both strong, the same characters; RFC 9110 §8.8.3.2), or, when the kept
+    /// bytes' validator was their `Last-Modified`, the same date. A 206 without it may be another version's
+    /// bytes (a server that ignores `If-Range`), and RFC 9110 §15.3.7 has a 206 carry the `ETag` a 200 would.
+    static func carries(_ validator: String, in response: HTTPURLResponse) -> Bool {
+        if isStrongEntityTag(validator) {
+            guard let tag = response.value(forHTTPHeaderField: "ETag")?.trimmingCharacters(in: .whitespaces) else { return false }
+            return isStrongEntityTag(tag) && tag == validator
+        }
+        guard let kept = HTTPDate.parse(validator), let modified = response.value(forHTTPHeaderField: "Last-Modified"),
+            let date = HTTPDate.parse(modified)
+        else { return false }
+        return date == kept
     }
 
     /// `bytes first-last/complete` (`complete` is `nil` for `*`), or `nil` when `value` is not that.
@@ -256,10 +315,13 @@ final class DownloadResumption: @unchecked Sendable {
     nonisolated(unsafe) private static var claimedNames: Set<String> = []
 
     /// `value`'s partial file, in `folder`, claimed for this call; `nil` when `value` cannot be continued here.
+    /// The endpoint's URL must be the value's but for the values of secret query items (a stored value has
+    /// none, and a presigned URL is signed afresh): the validator, not the URL, says the bytes are the same.
     private static func claimPartialFile(of value: ResumableDownload, for endpoint: some Endpoint, in folder: URL) async -> URL? {
         let name = value.partialFile.lastPathComponent
         guard ResumableDownload.isPartialFileName(name), value.bytesReceived > 0, isValidator(value.validator),
-            (try? endpoint.url())?.absoluteString == value.url.absoluteString
+            let url = try? endpoint.url(), let stored = ResumableDownload.storedForm(of: url).url?.absoluteString,
+            stored == ResumableDownload.storedForm(of: value.url).url?.absoluteString
         else { return nil }
         guard claim(name) else { return nil }   // another call is continuing it: this one starts afresh
         let target = folder.appendingPathComponent(name)

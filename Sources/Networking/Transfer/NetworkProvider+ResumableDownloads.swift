@@ -23,8 +23,14 @@ extension NetworkProvider {
     /// `If-Range` with the validator the body was served with) and appends it to the partial file. A
     /// server that sends the whole body instead (it ignores ranges, or the file changed) starts the file
     /// again from the first byte, and so does one that refuses the range (416) or sends another part.
-    /// A `resumable` of another URL, whose partial file is gone, or that another call is continuing is
-    /// not used: the download starts from the first byte (its partial file is left to its owner).
+    /// A 206 is appended only when it carries the validator the kept bytes came with (RFC 9110 §13.1.5):
+    /// one of another version, or without a validator, starts the file again too. A 206 that stops short
+    /// of the known end (RFC 9110 §14.4) is kept, and the next attempt asks for the rest; the call never
+    /// succeeds with a file shorter than the length the server declared.
+    ///
+    /// A `resumable` of another URL (the values of secret query items aside: a presigned URL may be signed
+    /// afresh), whose partial file is gone, or that another call is continuing is not used: the download
+    /// starts from the first byte (its partial file is left to its owner).
     ///
     /// Only a `GET` whose body came with a strong validator and no content encoding can be resumed; any
     /// other failure throws the error itself and removes the partial file, as
@@ -68,7 +74,13 @@ extension NetworkProvider {
     ///   - destination: the file URL the body lands at; its folder must exist and be writable.
     ///   - interceptor: runs after the provider's own interceptor, for this call only.
     ///   - progress: receives the bytes in the file, from those kept, and the whole length.
-    /// - Throws: ``NetworkError/invalidRequest(field:reason:)`` when the value's URL is not http or https;
+    /// A value decoded from its encoded form whose URL had secret query values (a presigned URL's
+    /// signature, a token) lost them when it was encoded (see ``ResumableDownload/url``): it cannot be sent
+    /// as it is, and this call throws before sending. Pass the endpoint, signed afresh if need be, to
+    /// ``download(_:to:resuming:interceptor:progress:)`` instead.
+    ///
+    /// - Throws: ``NetworkError/invalidRequest(field:reason:)`` when the value's URL is not http or https,
+    ///   or lost its secret values when it was encoded;
     ///   otherwise what ``download(_:to:resuming:interceptor:progress:)`` throws.
     public func download(
         resuming resumable: ResumableDownload,
@@ -79,6 +91,11 @@ extension NetworkProvider {
         guard let scheme = resumable.url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             progress?.finish()
             throw NetworkError.invalidRequest(field: "resumable download's URL", reason: "is not http or https")
+        }
+        guard !resumable.urlWithoutSecrets else {
+            progress?.finish()   // its signature or token was not stored: the endpoint must be given again
+            throw NetworkError.invalidRequest(
+                field: "resumable download's URL", reason: "was stored without its secret query values: pass the endpoint to download(_:to:resuming:)")
         }
         return try await download(
             ResumedDownload(resumable: resumable), to: destination, interceptor: interceptor, progress: progress, resuming: resumable,

@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// What an interrupted download needs to continue where it stopped, after a relaunch too: the URL, the
 /// validator the server gave the body (sent back as `If-Range`), and the partial file with its length.
 ///
@@ -17,11 +21,19 @@ import Foundation
 /// }
 /// ```
 ///
+/// Its encoded form keeps no secret: the values of the URL's secret query items (those a default
+/// ``Redactor`` hides, such as `token`, and the signatures of presigned URLs: `X-Amz-Signature`, `sig`,
+/// `X-Goog-Signature`, ...) and its user and password are replaced by ``Redactor/placeholder``. A value
+/// decoded from such a form is continued by passing the endpoint again, signed afresh if need be, to
+/// ``NetworkProvider/download(_:to:resuming:interceptor:progress:)``; a value without secrets in its URL
+/// also continues on its own with ``NetworkProvider/download(resuming:to:interceptor:progress:)``.
+///
 /// The partial file lies beside the destination, named `.networking-*.download`. It is moved into place
 /// when the download completes, and removed by ``discard()``; one left alone for more than a day is
 /// removed when a later download starts in its folder (the value then resumes from the first byte).
 public struct ResumableDownload: Codable, Sendable, Hashable, CustomStringConvertible {
-    /// The URL the download's endpoint built (before interceptors adapted it).
+    /// The URL the download's endpoint built (before interceptors adapted it). In a value decoded from its
+    /// encoded form, the values of secret query items, and any user and password, are ``Redactor/placeholder``.
     public let url: URL
     /// The validator the body was served with, sent back as `If-Range`: a strong entity tag (`"v42"`),
     /// or a `Last-Modified` date when the server gave no entity tag and the date was strong.
@@ -37,6 +49,12 @@ public struct ResumableDownload: Codable, Sendable, Hashable, CustomStringConver
     /// The endpoint's ``Endpoint/maximumResponseSize``, for
     /// ``NetworkProvider/download(resuming:to:interceptor:progress:)``.
     public let maximumResponseSize: Int?
+    /// Whether ``url`` lost secret values when the value was encoded: it then cannot be sent as it is.
+    let urlWithoutSecrets: Bool
+
+    private enum CodingKeys: String, CodingKey {
+        case url, validator, partialFile, bytesReceived, totalBytes, deadline, maximumResponseSize, urlWithoutSecrets
+    }
 
     init(
         url: URL, validator: String, partialFile: URL, bytesReceived: Int64, totalBytes: Int64?, deadline: TimeInterval?,
@@ -49,6 +67,41 @@ public struct ResumableDownload: Codable, Sendable, Hashable, CustomStringConver
         self.totalBytes = totalBytes
         self.deadline = deadline
         self.maximumResponseSize = maximumResponseSize
+        self.urlWithoutSecrets = false
+    }
+
+    /// Decodes a value, from the form ``encode(to:)`` writes or the one earlier versions wrote (whose URL
+    /// kept its secret values: such a value still continues on its own).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        url = try container.decode(URL.self, forKey: .url)
+        validator = try container.decode(String.self, forKey: .validator)
+        partialFile = try container.decode(URL.self, forKey: .partialFile)
+        bytesReceived = try container.decode(Int64.self, forKey: .bytesReceived)
+        totalBytes = try container.decodeIfPresent(Int64.self, forKey: .totalBytes)
+        deadline = try container.decodeIfPresent(TimeInterval.self, forKey: .deadline)
+        maximumResponseSize = try container.decodeIfPresent(Int.self, forKey: .maximumResponseSize)
+        urlWithoutSecrets = try container.decodeIfPresent(Bool.self, forKey: .urlWithoutSecrets) ?? false
+    }
+
+    /// Encodes the value with its URL's secret values replaced (see ``url``), so that the file an app
+    /// writes it to holds no signature or token.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        let stored = Self.storedForm(of: url)
+        guard let storedURL = stored.url else {
+            let context = EncodingError.Context(
+                codingPath: container.codingPath + [CodingKeys.url], debugDescription: "The URL cannot be stored without its secrets")
+            throw EncodingError.invalidValue(Redactor().url(url), context)   // the error may be logged: never the URL itself
+        }
+        try container.encode(storedURL, forKey: .url)
+        try container.encode(validator, forKey: .validator)
+        try container.encode(partialFile, forKey: .partialFile)
+        try container.encode(bytesReceived, forKey: .bytesReceived)
+        try container.encodeIfPresent(totalBytes, forKey: .totalBytes)
+        try container.encodeIfPresent(deadline, forKey: .deadline)
+        try container.encodeIfPresent(maximumResponseSize, forKey: .maximumResponseSize)
+        if urlWithoutSecrets || stored.removedSecrets { try container.encode(true, forKey: .urlWithoutSecrets) }
     }
 
     /// Removes the partial file: call it when the app gives the download up. A file that is already gone,
@@ -58,11 +111,45 @@ public struct ResumableDownload: Codable, Sendable, Hashable, CustomStringConver
         try? FileManager.default.removeItem(at: partialFile)   // already gone, or not ours to remove: nothing to report
     }
 
-    /// The URL (its secret query values redacted), the bytes held and the total; never the validator's or
-    /// the file's full path.
+    /// The URL (its secret query values redacted, presigned URLs' signatures too), the bytes held and the
+    /// total; never the validator's or the file's full path.
     public var description: String {
         let total = totalBytes.map { " of \($0)" } ?? ""
-        return "ResumableDownload(\(Redactor().url(url)), \(bytesReceived)\(total) bytes in \(partialFile.lastPathComponent))"
+        let shown = Self.storedForm(of: url).url.map { Redactor().url($0) } ?? Redactor.placeholder   // signatures too
+        return "ResumableDownload(\(shown), \(bytesReceived)\(total) bytes in \(partialFile.lastPathComponent))"
+    }
+
+    /// `url` as a value stores it: without its fragment, with the values of secret query items (those a
+    /// default ``Redactor`` hides, and the signing names the cache keeps as digests) and any user and
+    /// password replaced by the placeholder; `removedSecrets` says whether any was. Two URLs of the same
+    /// resource signed differently have the same stored form. `url` is `nil` only if no URL could be
+    /// made without its secrets.
+    static func storedForm(of url: URL) -> (url: URL?, removedSecrets: Bool) {
+        guard url.query != nil || url.fragment != nil || url.user != nil || url.password != nil,
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+        else { return (url, false) }
+        let hidden = PercentEncoding.component(Redactor.placeholder)
+        var removed = false
+        components.percentEncodedFragment = nil
+        if components.percentEncodedUser != nil || components.percentEncodedPassword != nil {
+            components.percentEncodedUser = components.percentEncodedUser.map { _ in hidden }
+            components.percentEncodedPassword = components.percentEncodedPassword.map { _ in hidden }
+            removed = true
+        }
+        if let items = components.percentEncodedQueryItems, !items.isEmpty {
+            let redactor = Redactor()
+            components.percentEncodedQueryItems = items.map { item in
+                let name = item.name.removingPercentEncoding ?? item.name
+                guard let value = item.value, value != hidden,
+                    redactor.hidesQueryItem(named: name) || HTTPCaching.signingQueryNames.contains(name.lowercased())
+                else { return item }
+                removed = true
+                return URLQueryItem(name: item.name, value: hidden)
+            }
+        }
+        if let stored = components.url { return (stored, removed) }
+        components.percentEncodedQuery = nil   // never the secrets: without the query rather than with them
+        return (components.url, true)
     }
 
     /// Whether `name` is a partial download's: `.networking-*.download`, the name the provider gives them.

@@ -206,6 +206,8 @@ final class DelegateTransfer: @unchecked Sendable {
         if let fileError { error = NetworkError.fileWriteFailed(fileError) }
         if let exceededLimit { error = NetworkError.responseTooLarge(limit: exceededLimit) }
         if let refusal { error = refusal }
+        // A resumed 206 that ended before its range's end or the file's: kept, and the rest asked for next.
+        if error == nil, file != nil, let shortfall = resumption?.shortfall(written: received) { error = shortfall }
         if error != nil, file != nil, case .file(let url) = delivery {
             let kept = fileError == nil && exceededLimit == nil && resumption?.keep(written: received) == true
             if !kept {
