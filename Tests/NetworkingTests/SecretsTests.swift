@@ -142,10 +142,10 @@ struct DefaultRedactionTests {
         var redactor = Redactor()
         redactor.headerNames.insert("X-Session")
         redactor.bodyKeys.insert("pin")
-        redactor.queryNames.insert("sig")
+        redactor.queryNames.insert("otp")
         #expect(!Redactor().hidesHeader("X-Session"))
         // WHEN a request using them is described
-        var request = URLRequest(url: URL(string: "https://api.example.com/v1/pay?sig=sig-secret")!)
+        var request = URLRequest(url: URL(string: "https://api.example.com/v1/pay?otp=sig-secret")!)
         request.httpMethod = "POST"
         request.setValue("session-secret", forHTTPHeaderField: "x-session")
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
@@ -155,6 +155,24 @@ struct DefaultRedactionTests {
         expectHidden(["sig-secret", "session-secret", "pin-secret"], in: curl)
         let keepsTheRest = curl.contains("\"amount\":5")
         #expect(keepsTheRest)
+    }
+
+    @Test func presignedURLsSignaturesAreHiddenByDefault() {
+        // GIVEN presigned URLs of S3, Google Cloud Storage, Azure and CloudFront, and an API key in a query
+        let urls = [
+            ("https://b.s3.amazonaws.com/f.zip?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIA-secret-1&X-Amz-Signature=ab12-secret-2&X-Amz-Expires=900", "X-Amz-Expires=900"),
+            ("https://storage.googleapis.com/b/f?X-Goog-Credential=svc-secret-3&X-Goog-Signature=ff00-secret-4&X-Goog-Expires=900", "X-Goog-Expires=900"),
+            ("https://a.blob.core.windows.net/c/f?sv=2022-11-02&se=2026-12-01&sig=azure-secret-5", "sv=2022-11-02"),
+            ("https://d1.cloudfront.net/f?Policy=policy-secret-6&Signature=cf-secret-7&Key-Pair-Id=kp-secret-8&v=3", "v=3"),
+            ("https://maps.example.com/v1/geo?key=AIza-secret-9&q=paris", "q=paris"),
+        ]
+        for (text, harmless) in urls {
+            // WHEN a default redactor shows them (logs, cURL, dump)
+            let shown = Redactor().url(URL(string: text)!)
+            // THEN no signature, credential or key is readable, and the harmless parameters stay
+            expectHidden((1...9).map { "secret-\($0)" }, in: shown, text)
+            #expect(shown.contains(harmless), "\(shown)")
+        }
     }
 
     @Test func urlValuedHeadersAndURLPasswordsAreRedacted() {

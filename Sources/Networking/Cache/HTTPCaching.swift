@@ -22,11 +22,8 @@ enum HTTPCaching {
         "trailer", "proxy-authenticate", "proxy-authorization",
     ]
     /// Query parameters that sign or authorize a URL (S3, Google Cloud Storage, Azure SAS, CloudFront, API
-    /// keys), kept as digests in keys and on disk even though logs show some of them.
-    static let signingQueryNames: Set<String> = [
-        "x-amz-signature", "x-amz-credential", "x-amz-security-token", "x-goog-signature", "x-goog-credential", "sig", "signature",
-        "key-pair-id", "policy", "key", "apikey", "api-key", "auth",
-    ]
+    /// keys), kept as digests in keys and on disk whatever redactor the app gives its logs, in lowercase.
+    static let signingQueryNames: Set<String> = Set(Redactor.defaultSignedURLQueryNames.map { $0.lowercased() })
     /// Headers a 304 does not update (RFC 9111 §3.2): the stored body's own description.
     private static let keptOn304: Set<String> = ["content-length", "content-encoding", "content-range", "content-type"]
 

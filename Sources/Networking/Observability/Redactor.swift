@@ -18,7 +18,9 @@ import Foundation
 /// - JSON keys and form fields in ``bodyKeys``, and query parameters in ``queryNames``
 ///   (both ``defaultSecretNames``: `token`, `access_token`, `accessToken`, `refresh_token`,
 ///   `refreshToken`, `id_token`, `sessionToken`, `jwt`, `code`, `code_verifier`, `password`, `secret`,
-///   `client_secret`, `api_key`, `apiKey`);
+///   `client_secret`, `api_key`, `apiKey`; query parameters also ``defaultSignedURLQueryNames``, the
+///   signatures and keys of presigned URLs: `X-Amz-Signature`, `X-Amz-Credential`, `sig`, `Signature`,
+///   `Policy`, `Key-Pair-Id`, `key`, …);
 /// - any JSON key, form field, query parameter or header whose name **contains** one of
 ///   ``secretNameFragments`` (``defaultSecretNameFragments``: `token`, `secret`, `password`), such as
 ///   `csrfToken`, `X-Session-Token`, `new_password` or `webhookSecret`. Other names must match exactly:
@@ -55,6 +57,16 @@ public struct Redactor: Sendable {
         "jwt", "code", "code_verifier", "password", "secret", "client_secret", "api_key", "apiKey",
     ]
 
+    /// The query parameters that sign or authorize a URL by themselves, hidden in URLs by default beside
+    /// ``defaultSecretNames``: the signatures and credentials of presigned URLs (S3's `X-Amz-Signature`,
+    /// `X-Amz-Credential`, `X-Amz-Security-Token`; Google Cloud Storage's `X-Goog-Signature`,
+    /// `X-Goog-Credential`; Azure SAS's `sig`; CloudFront's `Signature`, `Policy`, `Key-Pair-Id`) and API
+    /// keys (`key`, `apikey`, `api-key`, `auth`). Anyone holding such a URL can use it until it expires.
+    public static let defaultSignedURLQueryNames: Set<String> = [
+        "X-Amz-Signature", "X-Amz-Credential", "X-Amz-Security-Token", "X-Goog-Signature", "X-Goog-Credential", "sig",
+        "Signature", "Key-Pair-Id", "Policy", "key", "apikey", "api-key", "auth",
+    ]
+
     /// The parts of a name that make it a secret wherever they occur in it, in any letter case:
     /// `token`, `secret`, `password`.
     public static let defaultSecretNameFragments: Set<String> = ["token", "secret", "password"]
@@ -69,7 +81,7 @@ public struct Redactor: Sendable {
     /// these names is hidden too.
     public var bodyKeys: Set<String>
     /// Query parameters whose values are hidden, in URLs (their query and a `name=value` fragment)
-    /// and in form bodies.
+    /// and in form bodies (by default ``defaultSecretNames`` and ``defaultSignedURLQueryNames``).
     public var queryNames: Set<String>
     /// A JSON key, form field, query parameter or header whose name contains one of these, in any
     /// letter case, is hidden too (``defaultSecretNameFragments``). Remove one to match only the names
@@ -80,7 +92,7 @@ public struct Redactor: Sendable {
     public init(
         headerNames: Set<String> = Redactor.defaultHeaderNames,
         bodyKeys: Set<String> = Redactor.defaultSecretNames,
-        queryNames: Set<String> = Redactor.defaultSecretNames
+        queryNames: Set<String> = Redactor.defaultSecretNames.union(Redactor.defaultSignedURLQueryNames)
     ) {
         self.headerNames = headerNames
         self.bodyKeys = bodyKeys
