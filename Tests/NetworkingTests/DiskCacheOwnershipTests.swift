@@ -27,9 +27,27 @@ private func accountFolders(in folder: URL) -> [String] {
 }
 
 /// Stores `keys` with a cache on `folder` that is gone when this returns (as before a relaunch).
-private func storeThenClose(_ keys: [CacheKey], in folder: URL) async {
-    let cache = DiskResponseCache(directory: folder)
-    for key in keys { await cache.store(CacheFixture.response(for: key), for: key) }
+private func storeThenClose(_ keys: [CacheKey], in folder: URL) async throws {
+    do {
+        let cache = DiskResponseCache(directory: folder)
+        for key in keys { await cache.store(CacheFixture.response(for: key), for: key) }
+    }
+    try await waitUntilNoCacheUses(folder)
+}
+
+/// Waits until no cache in this process uses `folder` (its lock file is free), so that the next cache on
+/// it reads the folder again, as after a relaunch. The last cache on a folder lets it go when its last call
+/// has wound down on the thread that ran it, a moment after the call returned.
+func waitUntilNoCacheUses(_ folder: URL) async throws {
+    for _ in 0..<30_000 {   // 30 s at least: under load the thread that lets go may start late
+        let descriptor = open(folder.appendingPathComponent(".lock").path, O_RDONLY | O_CLOEXEC)
+        try #require(descriptor >= 0)
+        let free = flock(descriptor, LOCK_EX | LOCK_NB) == 0
+        close(descriptor)   // releases the lock, if taken
+        if free { return }
+        try await Task.sleep(nanoseconds: 1_000_000)
+    }
+    Issue.record("a cache still uses \(folder.lastPathComponent)")
 }
 
 /// Whether `flag` was set; tasks share it.
@@ -137,8 +155,9 @@ struct DiskCacheOwnershipTests {
         }
         // THEN every write of the first cache is there: none had its temporary file removed under it
         var missing = 0
-        for (index, key) in keys.enumerated() where await writer.cachedResponse(for: key) != CacheFixture.response(for: key, bodySize: 256 * 1_024, seed: index) {
-            missing += 1
+        for (index, key) in keys.enumerated() {
+            let expected = CacheFixture.response(for: key, bodySize: 256 * 1_024, seed: index)
+            if await writer.cachedResponse(for: key) != expected { missing += 1 }
         }
         #expect(missing == 0)
         #expect(entryFiles(in: folder).count == keys.count)
@@ -151,7 +170,7 @@ struct DiskCacheOwnershipTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let alice = CacheKey.partition(forAccount: "alice")
         let (news, profile) = (CacheFixture.key("news"), CacheFixture.key("me", partition: alice))
-        await storeThenClose([news, profile], in: folder)
+        try await storeThenClose([news, profile], in: folder)
         let lockFile = open(folder.appendingPathComponent(".lock").path, O_RDONLY | O_CLOEXEC)
         try #require(lockFile >= 0)
         defer { close(lockFile) }
@@ -187,8 +206,8 @@ struct DiskCacheOwnershipTests {
         }
         let partition = CacheKey.partition(forAccount: "42")
         let key = CacheFixture.key("me", partition: partition)
-        await storeThenClose([key], in: one)
-        await storeThenClose([key], in: two)
+        try await storeThenClose([key], in: one)
+        try await storeThenClose([key], in: two)
         let (names1, names2) = (accountFolders(in: one), accountFolders(in: two))
         // THEN the folder is named neither by SHA-256 of the account nor of its partition, differs between
         // the two folders, and no file holds the account's unsalted digest
@@ -217,7 +236,7 @@ struct DiskCacheOwnershipTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let account = CacheKey.partition(forAccount: "alice")
         let (news, profile) = (CacheFixture.key("news"), CacheFixture.key("me", partition: account))
-        await storeThenClose([news, profile], in: folder)
+        try await storeThenClose([news, profile], in: folder)
         let saltFile = folder.appendingPathComponent(".partition-salt")
         var salt = try Data(contentsOf: saltFile)
         try #require(accountFolders(in: folder).count == 1)

@@ -18,8 +18,9 @@ final class DiskCacheFolder: @unchecked Sendable {
     private var loadState = LoadState.unloaded
     var generation: UInt64 = 0
     private var lastAccessDate: Int64 = 0
-    /// The bound of each cache on the folder: the folder keeps to the smallest.
-    private var bounds: [ObjectIdentifier: Int] = [:]
+    /// The bounds of the caches on the folder, each with how many caches have it: the folder keeps to the
+    /// smallest.
+    private var bounds: [Int: Int] = [:]
     /// The open lock file, once the folder is this process's.
     private var lockDescriptor: Int32 = -1
 
@@ -43,14 +44,19 @@ final class DiskCacheFolder: @unchecked Sendable {
 
     /// The most the entry files may take: the smallest bound of the caches on the folder. Called with the
     /// lock held.
-    var currentBound: Int { bounds.values.min() ?? Int.max }
+    var currentBound: Int { bounds.keys.min() ?? Int.max }
 
-    func register(_ cache: ObjectIdentifier, maximumBytes: Int) {
-        locked { bounds[cache] = maximumBytes }
+    /// Counts the bound of a new cache on the folder.
+    func register(_ maximumBytes: Int) {
+        locked { bounds[maximumBytes, default: 0] += 1 }
     }
 
-    func unregister(_ cache: ObjectIdentifier) {
-        locked { bounds[cache] = nil }
+    /// Stops counting the bound of a cache that goes.
+    func unregister(_ maximumBytes: Int) {
+        locked {
+            bounds[maximumBytes, default: 1] -= 1
+            if bounds[maximumBytes] == 0 { bounds[maximumBytes] = nil }
+        }
     }
 
     /// The entry count and their files' size together (nothing when the folder is not this process's).

@@ -57,8 +57,11 @@ enum DiskCacheFolderOwnership {
 
         func forget(_ path: String) {
             lock.lock()
-            defer { lock.unlock() }
-            if folders[path]?.folder == nil { folders[path] = nil }
+            let current = folders[path]?.folder
+            if current == nil { folders[path] = nil }
+            lock.unlock()
+            // A folder's last reference may go here, not under the lock: its deinit calls `forget`.
+            withExtendedLifetime(current) {}
         }
     }
 }

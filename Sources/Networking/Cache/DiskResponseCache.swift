@@ -51,8 +51,10 @@ public final class DiskResponseCache: ResponseCache, Sendable {
     /// Creates a cache in `directory`, whose files get the app's default data protection class.
     ///
     /// The same as ``init(directory:maximumBytes:fileProtection:)`` with ``FileProtection/inherit``.
-    public convenience init(directory: URL, maximumBytes: Int = 50 * 1_024 * 1_024) {
-        self.init(directory: directory, maximumBytes: maximumBytes, fileProtection: .inherit)
+    public init(directory: URL, maximumBytes: Int = 50 * 1_024 * 1_024) {
+        (self.directory, self.maximumBytes, fileProtection) = (directory, maximumBytes, .inherit)
+        protect = { _ in true }   // nothing to set
+        folder = Self.register(maximumBytes, on: directory)
     }
 
     /// Creates a cache in `directory`, which it creates on first use.
@@ -71,24 +73,27 @@ public final class DiskResponseCache: ResponseCache, Sendable {
     ///     larger than the bound is never written.
     ///   - fileProtection: the data protection class of the entry files on iOS, tvOS, watchOS and visionOS;
     ///     ``FileProtection/inherit`` sets none, so they get the app's default class.
-    public convenience init(directory: URL, maximumBytes: Int = 50 * 1_024 * 1_024, fileProtection: FileProtection) {
-        self.init(directory: directory, maximumBytes: maximumBytes, fileProtection: fileProtection) { path in
-            fileProtection.applyOnThisPlatform(toItemAtPath: path)
-        }
+    public init(directory: URL, maximumBytes: Int = 50 * 1_024 * 1_024, fileProtection: FileProtection) {
+        (self.directory, self.maximumBytes, self.fileProtection) = (directory, maximumBytes, fileProtection)
+        protect = { fileProtection.applyOnThisPlatform(toItemAtPath: $0) }
+        folder = Self.register(maximumBytes, on: directory)
     }
 
     /// Creates a cache whose new entry files are given their class by `protect` (tests fake a failure).
     init(directory: URL, maximumBytes: Int, fileProtection: FileProtection, protect: @escaping @Sendable (String) -> Bool) {
-        self.directory = directory
-        self.maximumBytes = maximumBytes
-        self.fileProtection = fileProtection
-        self.protect = protect
-        folder = DiskCacheFolderOwnership.folder(atPath: directory.standardizedFileURL.path)
-        folder.register(ObjectIdentifier(self), maximumBytes: maximumBytes)
+        (self.directory, self.maximumBytes, self.fileProtection, self.protect) = (directory, maximumBytes, fileProtection, protect)
+        folder = Self.register(maximumBytes, on: directory)
     }
 
     deinit {
-        folder.unregister(ObjectIdentifier(self))
+        folder.unregister(maximumBytes)
+    }
+
+    /// The shared state of `directory`, its bounds counting `maximumBytes` until this cache goes.
+    private static func register(_ maximumBytes: Int, on directory: URL) -> DiskCacheFolder {
+        let folder = DiskCacheFolderOwnership.folder(atPath: directory.standardizedFileURL.path)
+        folder.register(maximumBytes)
+        return folder
     }
 
     /// A cache in the subfolder `name` of the user's caches directory (the temporary directory where there
