@@ -102,7 +102,10 @@ final class DiskCacheFolder: @unchecked Sendable {
         switch await access() {
         case .owned(let names):
             locked { removeFile(EntryFile(names.storedKey(key))) }
+        case .notOwned where key.partition == nil:
+            unlink(filePath(of: EntryFile(key)))
         case .notOwned:
+            // Without the salt, no account's file can be found: there is none to remove.
             guard case .found(let names) = DiskCachePartitionNames.load(inFolder: root) else { return }
             unlink(filePath(of: EntryFile(names.storedKey(key))))
         }
