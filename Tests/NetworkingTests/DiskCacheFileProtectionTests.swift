@@ -56,6 +56,21 @@ struct DiskCacheFileProtectionTests {
         #expect(leftovers.isEmpty)
     }
 
+    @Test func aFileItsClassClosesWhileTheDeviceIsLockedStaysAndAMissingOrDamagedOneGoes() throws {
+        // GIVEN / WHEN the errors of opening an entry file that a read could not use
+        // THEN a refusal (EPERM: the class of a file while the device is locked; EACCES) keeps the file,
+        // anything else means the file is gone or not a file, and the cache drops it
+        #expect(DiskCacheFolder.isRefusal(EPERM) && DiskCacheFolder.isRefusal(EACCES))
+        #expect(![ENOENT, EISDIR, ENOTDIR, ELOOP, EIO].contains { DiskCacheFolder.isRefusal($0) })
+        // AND a file that opens (a damaged one) is not taken for a refused one, nor one that is not there
+        let folder = try makeScratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("entry")
+        try Data("damaged".utf8).write(to: file)
+        #expect(!DiskCacheFolder.isClosedByItsProtection(file.path))
+        #expect(!DiskCacheFolder.isClosedByItsProtection(folder.appendingPathComponent("missing").path))
+    }
+
     @Test func theProtectionIsTheAppsDefaultUnlessOneIsAskedFor() {
         // GIVEN / WHEN caches made with and without a protection option
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("networking-tests-\(UUID().uuidString)")

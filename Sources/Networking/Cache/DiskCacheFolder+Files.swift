@@ -56,6 +56,22 @@ extension DiskCacheFolder {
         return rename(temporary, destination) == 0
     }
 
+    /// Whether the file at `path` is there but may not be opened now: its data protection class while the
+    /// device is locked (`EPERM`), or its permissions (`EACCES`). Such a file is not damaged: it stays.
+    static func isClosedByItsProtection(_ path: String) -> Bool {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor < 0 else {
+            close(descriptor)
+            return false
+        }
+        return isRefusal(errno)
+    }
+
+    /// Whether `code`, the `errno` of opening an entry file, says the file is there but refused to us.
+    static func isRefusal(_ code: Int32) -> Bool {
+        code == EPERM || code == EACCES
+    }
+
     /// Removes `file` from the index and from disk. Called with the lock held.
     func removeFile(_ file: EntryFile) {
         index.remove(file)

@@ -81,6 +81,8 @@ final class DiskCacheFolder: @unchecked Sendable {
             entry = try? await BlockingFileWork.run { _ in DiskCacheEntryFormat.load(atPath: path, maximumSize: limit, accessDate: date) }
         }
         if let entry, entry.key == stored { return entry.response }
+        // A file its protection class closes while the device is locked is a miss for now, not a damaged one.
+        if entry == nil, Self.isClosedByItsProtection(path) { return nil }
         locked {
             // Unless a store replaced it meanwhile, the file is damaged (or gone): it goes.
             if index.peek(file)?.generation == stamp.generation { removeFile(file) }
