@@ -80,6 +80,26 @@ struct CacheAccountTests {
         await #expect(throws: NetworkError.missingCredential) { try await provider.response(me) }
     }
 
+    @Test("a disk cache files the account's entries under a salted folder name, which sign-out finds and removes")
+    func signOutClearsTheSaltedFolderOfADiskCache() async throws {
+        // GIVEN alice's profile answered from a disk cache
+        stubMe()
+        let folder = try makeScratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let auth = auth(account: "alice")
+        let provider = server.makeProvider(interceptor: auth, cache: DiskResponseCache(directory: folder), now: clock.now)
+        let me = CachedEndpoint(path: "/me", requiresAuthentication: true)
+        _ = try await provider.response(me)
+        #expect(try await provider.response(me).report.cache == .hit)
+        let accountFolders = { (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.filter { !$0.hasPrefix(".") && $0 != "public" } ?? [] }
+        // THEN her entries are in one folder, not named by the (guessable) digest of her account
+        #expect(accountFolders().count == 1)
+        #expect(!accountFolders().contains(CacheKey.partition(forAccount: "alice")))
+        // WHEN she signs out, THEN the folder is found and gone
+        try await auth.signOut()
+        #expect(accountFolders().isEmpty)
+    }
+
     @Test("two accounts signed in at once (two providers, one store) each get only their own entry")
     func accountsSharingOneStore() async throws {
         // GIVEN alice's and bob's providers over one store, each with its own token

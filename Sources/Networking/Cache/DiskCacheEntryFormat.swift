@@ -143,16 +143,16 @@ enum DiskCacheEntryFormat {
     /// `modificationDate`. Returns whether it did; a file it could not write whole is removed.
     ///
     /// No `fsync`: a file that a power loss leaves damaged reads as no entry, and the cache's entries are
-    /// worth less than a disk flush on every store. On iOS, tvOS, watchOS and visionOS the file is
-    /// protected until the user first unlocks the device (`completeUntilFirstUserAuthentication`), set while
-    /// it is still empty.
-    static func writeNewFile(_ bytes: Data, atPath path: String, modificationDate: timespec) -> Bool {
+    /// worth less than a disk flush on every store. `protect` gives the file its protection class while it
+    /// is still empty (``DiskResponseCache/FileProtection``); when it cannot, nothing is written.
+    static func writeNewFile(_ bytes: Data, atPath path: String, modificationDate: timespec, protect: (String) -> Bool) -> Bool {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { return false }
-        #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
-            try? FileManager.default.setAttributes(
-                [.protectionKey: FileProtectionType.completeUntilFirstUserAuthentication], ofItemAtPath: path)
-        #endif
+        guard protect(path) else {
+            close(descriptor)
+            unlink(path)
+            return false
+        }
         var written = bytes.withUnsafeBytes { buffer -> Bool in
             var done = 0
             while done < buffer.count, let base = buffer.baseAddress {

@@ -1,0 +1,67 @@
+import Foundation
+
+/// One owner per cache folder: in a process, every ``DiskResponseCache`` on a folder shares its
+/// ``DiskCacheFolder``; across processes, the folder's owner holds an exclusive `flock` on its `.lock` file.
+enum DiskCacheFolderOwnership {
+    /// The name of the lock file in the cache's folder.
+    static let lockFileName = ".lock"
+
+    private static let registry = Registry()
+
+    /// The state of the folder at `path` (a standardized path) in this process: the one every cache on it
+    /// uses while any of them lives, else a new one.
+    static func folder(atPath path: String) -> DiskCacheFolder {
+        registry.folder(atPath: path)
+    }
+
+    /// Forgets the folder at `path` once its state is gone (called as it goes).
+    static func forget(_ path: String) {
+        registry.forget(path)
+    }
+
+    /// Takes the folder `root`'s lock file, creating it, and returns its descriptor (to keep open while the
+    /// folder is used), or `nil` when another process holds it or it cannot be opened. A file system that
+    /// has no `flock` gives the folder to the caller.
+    static func lock(folder root: String) -> Int32? {
+        let descriptor = open("\(root)/\(lockFileName)", O_RDONLY | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return nil }
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            if errno == EINTR { continue }
+            if errno == EWOULDBLOCK {
+                close(descriptor)
+                return nil
+            }
+            break   // e.g. ENOLCK, EOPNOTSUPP: no lock to take
+        }
+        return descriptor
+    }
+
+    /// The folders in use, held weakly: a folder's state goes when its last cache and its last call do.
+    private final class Registry: @unchecked Sendable {
+        // @unchecked: `folders` is guarded by `lock`.
+        private struct Weak {
+            weak var folder: DiskCacheFolder?
+        }
+
+        private let lock = NSLock()
+        private var folders: [String: Weak] = [:]
+
+        func folder(atPath path: String) -> DiskCacheFolder {
+            lock.lock()
+            defer { lock.unlock() }
+            if let folder = folders[path]?.folder { return folder }
+            let folder = DiskCacheFolder(root: path)
+            folders[path] = Weak(folder: folder)
+            return folder
+        }
+
+        func forget(_ path: String) {
+            lock.lock()
+            let current = folders[path]?.folder
+            if current == nil { folders[path] = nil }
+            lock.unlock()
+            // A folder's last reference may go here, not under the lock: its deinit calls `forget`.
+            withExtendedLifetime(current) {}
+        }
+    }
+}
