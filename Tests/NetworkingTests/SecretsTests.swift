@@ -160,8 +160,14 @@ struct DefaultRedactionTests {
     @Test func presignedURLsSignaturesAreHiddenByDefault() {
         // GIVEN presigned URLs of S3, Google Cloud Storage, Azure and CloudFront, and an API key in a query
         let urls = [
-            ("https://b.s3.amazonaws.com/f.zip?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIA-secret-1&X-Amz-Signature=ab12-secret-2&X-Amz-Expires=900", "X-Amz-Expires=900"),
-            ("https://storage.googleapis.com/b/f?X-Goog-Credential=svc-secret-3&X-Goog-Signature=ff00-secret-4&X-Goog-Expires=900", "X-Goog-Expires=900"),
+            (
+                "https://b.s3.amazonaws.com/f.zip?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIA-secret-1"
+                    + "&X-Amz-Signature=ab12-secret-2&X-Amz-Expires=900", "X-Amz-Expires=900"
+            ),
+            (
+                "https://storage.googleapis.com/b/f?X-Goog-Credential=svc-secret-3&X-Goog-Signature=ff00-secret-4&X-Goog-Expires=900",
+                "X-Goog-Expires=900"
+            ),
             ("https://a.blob.core.windows.net/c/f?sv=2022-11-02&se=2026-12-01&sig=azure-secret-5", "sv=2022-11-02"),
             ("https://d1.cloudfront.net/f?Policy=policy-secret-6&Signature=cf-secret-7&Key-Pair-Id=kp-secret-8&v=3", "v=3"),
             ("https://maps.example.com/v1/geo?key=AIza-secret-9&q=paris", "q=paris"),
