@@ -30,8 +30,31 @@ public final class NetworkProvider: NetworkProviding {
     /// The default largest response body of a call, in bytes: 64 MiB. See ``Endpoint/maximumResponseSize``.
     public static let defaultMaximumResponseSize = 64 * 1_024 * 1_024
 
-    /// The session every request is sent through.
-    public let session: URLSession
+    /// The session every request is sent through. Its configuration is a copy of the one you gave
+    /// **without** `httpAdditionalHeaders` (the provider adds them to each request it builds, so that a
+    /// redirect to another origin can leave them off) and, unless `usesSessionURLCache`, without a
+    /// `URLCache`. A task you start on it yourself bypasses the provider: no interceptors, no additional
+    /// headers, no redirects followed (its delegate refuses them all), no deadline or size limit.
+    @available(
+        *, deprecated,
+        message: "Send through the provider; read the configuration it sends with from sessionConfiguration"
+    )
+    public var session: URLSession { urlSession }
+
+    /// A copy of the configuration the provider sends with: yours, as the provider applies it. Its
+    /// `httpAdditionalHeaders` are the header fields the provider adds to each request it builds (the
+    /// endpoint's own win; a redirect to another origin leaves them off, see the Redirects guide), not
+    /// what its `URLSession` adds; its `urlCache` is `nil` unless the provider was made with
+    /// `usesSessionURLCache: true`. Changing the copy changes nothing.
+    public var sessionConfiguration: URLSessionConfiguration {
+        let configuration = urlSession.configuration
+        let copy = (configuration.copy() as? URLSessionConfiguration) ?? configuration
+        copy.httpAdditionalHeaders = additionalHeaders.isEmpty ? nil : additionalHeaders
+        return copy
+    }
+
+    /// The session every request is sent through (see ``session``).
+    let urlSession: URLSession
     /// The provider-wide interceptor; it runs before any per-call interceptor (adapt and retry).
     public let interceptor: (any RequestInterceptor)?
     /// The hard cap on attempts per call, which no retrier can exceed.
@@ -64,8 +87,10 @@ public final class NetworkProvider: NetworkProviding {
     private let callbackQueue = DispatchQueue(label: "Networking.SessionDelegate", qos: .userInitiated)
     private let attemptWatch = AttemptWatch()
     let events: EventDispatcher
-    /// Header fields sent but never shown (``HiddenHeaders``): empty in an app.
-    private let hiddenHeaders = HiddenHeaders.names
+    /// Header fields (lower-cased) that go to every redirect hop and that the provider never shows
+    /// (``HiddenHeaders``): the routing headers of the URL protocols its session sends through (see
+    /// ``HeaderRoutedURLProtocol``), read from its own configuration; empty in an app.
+    let routingHeaders: Set<String>
     private let sleep: @Sendable (TimeInterval) async throws -> Void
 
     /// Creates a provider.
@@ -138,7 +163,8 @@ public final class NetworkProvider: NetworkProviding {
             configuration.urlCache = nil   // the provider's own cache decides, the same on every platform
             configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         }
-        self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: callbacks)
+        self.routingHeaders = RoutingHeaders.names(in: configuration)
+        self.urlSession = URLSession(configuration: configuration, delegate: delegate, delegateQueue: callbacks)
         self.interceptor = interceptor
         self.encoder = encoder
         self.decoder = decoder
@@ -159,7 +185,7 @@ public final class NetworkProvider: NetworkProviding {
     }
 
     deinit {
-        session.finishTasksAndInvalidate()
+        urlSession.finishTasksAndInvalidate()
     }
 
     /// Sends `endpoint` and decodes the body as `type`, with the endpoint's decoder or, when it names none, the provider's.
@@ -431,9 +457,9 @@ public final class NetworkProvider: NetworkProviding {
         }
     }
 
-    /// `request` as monitors, retriers and the app see it: without the ``hiddenHeaders``.
+    /// `request` as monitors, retriers and the app see it: without the ``routingHeaders``.
     func shown(_ request: URLRequest) -> URLRequest {
-        hiddenHeaders.isEmpty ? request : HiddenHeaders.removing(hiddenHeaders, from: request)
+        routingHeaders.isEmpty ? request : HiddenHeaders.removing(routingHeaders, from: request)
     }
 
     /// The provider's interceptor followed by the call's, or whichever exists.
@@ -518,10 +544,10 @@ public final class NetworkProvider: NetworkProviding {
                     })
                 let task: URLSessionTask
                 if let file = mode.bodyFile {
-                    task = session.uploadTask(with: request, fromFile: file)
+                    task = urlSession.uploadTask(with: request, fromFile: file)
                     task.taskDescription = Self.bodyFileTaskDescriptionPrefix + file.path
                 } else {
-                    task = session.dataTask(with: request)
+                    task = urlSession.dataTask(with: request)
                 }
                 delegate.register(transfer, for: task, context: context)
                 handle.start(task)

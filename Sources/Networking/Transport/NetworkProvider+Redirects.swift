@@ -25,6 +25,7 @@ extension NetworkProvider {
         var current = request
         var mode = mode
         var followed = 0
+        var chain: RedirectChain?   // made at the first redirect: most calls have none
         while true {
             if Task.isCancelled { throw NetworkError.cancelled }   // never send the next hop for a caller who left
             if deadline.hasPassed { throw deadline.exceeded }
@@ -32,9 +33,13 @@ extension NetworkProvider {
             let (data, response, delivered) = try await transfer(
                 current, context: context, deadline: deadline, limits: limits, mode: mode, followsRedirects: behavior.follows)
             guard behavior.follows, RedirectPolicy.isRedirect(response) else { return (data, response, delivered, current) }
+            let links =
+                chain
+                ?? RedirectChain(
+                    attempt: request, adaptedHeaders: built.map { RedirectPolicy.headersAdded(by: request, to: $0) } ?? [], kept: routingHeaders)
+            chain = links
             var decision = RedirectPolicy.decision(
-                statusCode: response.statusCode, location: response.value(forHTTPHeaderField: "Location"), current: current, attempt: request,
-                adaptedHeaders: built.map { RedirectPolicy.headersAdded(by: request, to: $0) } ?? [],
+                statusCode: response.statusCode, location: response.value(forHTTPHeaderField: "Location"), current: current, chain: links,
                 hasBody: mode.bodyFile != nil || RedirectPolicy.hasBody(current), allowsInsecure: allowsInsecureRedirects)
             if case .follow = decision, followed == RedirectPolicy.maximumHops { throw URLError(.httpTooManyRedirects) }
             if case .follow(let proposed, let keepsBody) = decision, case .modify(let modifier) = behavior.kind {
@@ -42,7 +47,7 @@ extension NetworkProvider {
                 if Task.isCancelled { throw NetworkError.cancelled }
                 if deadline.hasPassed { throw deadline.exceeded }   // the modifier may have waited
                 decision = RedirectPolicy.checked(
-                    modified, proposed: proposed, statusCode: response.statusCode, attempt: request, keepsBody: keepsBody, current: current,
+                    modified, proposed: proposed, statusCode: response.statusCode, chain: links, keepsBody: keepsBody, current: current,
                     allowsInsecure: allowsInsecureRedirects)
             }
             switch decision {
@@ -52,6 +57,7 @@ extension NetworkProvider {
                 throw error
             case .follow(let next, let keepsBody):
                 followed += 1
+                chain?.didFollow(to: next)
                 storeCookies(of: response)
                 if !keepsBody { mode.bodyFile = nil }
                 let hop = RedirectHop(statusCode: response.statusCode, from: current.url, to: next, attempt: attempt)
@@ -67,7 +73,7 @@ extension NetworkProvider {
     /// from a redirect it did not follow; storing them here too makes it a rule of ours on every platform.)
     private func storeCookies(of response: HTTPURLResponse) {
         guard let url = response.url, response.value(forHTTPHeaderField: "Set-Cookie") != nil else { return }
-        let configuration = session.configuration
+        let configuration = urlSession.configuration
         guard configuration.httpShouldSetCookies, configuration.httpCookieAcceptPolicy != .never,
             let storage = configuration.httpCookieStorage
         else { return }
