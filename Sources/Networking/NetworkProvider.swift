@@ -98,7 +98,8 @@ public final class NetworkProvider: NetworkProviding {
     /// - Parameters:
     ///   - configuration: the session configuration (copied); `.default` unless you need your own. Its
     ///     `httpAdditionalHeaders` are moved onto every request the provider builds (an endpoint's own
-    ///     header of the same name wins), so the redirect rules keep them, too, from other origins.
+    ///     header of the same name wins), so the redirect rules keep them, too, from other origins; the
+    ///     provider's session has none of them (see ``sessionConfiguration``).
     ///   - interceptor: the provider-wide interceptor, e.g. an ``AuthInterceptor``.
     ///   - encoder: encodes ``RequestBody/json(_:encoder:)`` bodies that name no encoder.
     ///   - decoder: decodes ``request(_:as:interceptor:)`` results.
