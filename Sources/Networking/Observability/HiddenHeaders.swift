@@ -9,7 +9,13 @@ import Foundation
 /// `Response.request`. Each provider has its own set, read from its own session configuration when it is
 /// made (the routing header of the test kit's URL protocol, see ``HeaderRoutedURLProtocol``): empty in an
 /// app, and never a setting of the process.
-enum HiddenHeaders {
+package enum HiddenHeaders {
+    /// Did hide the header `name` from every provider made afterwards, process-wide. It does nothing now:
+    /// each provider hides the routing header of the URL protocol its own session sends through (see
+    /// ``HeaderRoutedURLProtocol``). Kept for the API check; nothing calls it.
+    @available(*, deprecated, message: "A provider hides the routing header of the URL protocol its session sends through (HeaderRoutedURLProtocol)")
+    package static func hide(_ name: String) {}
+
     /// `request` without the header fields `names` (lower-cased), whatever their spelling; `request`
     /// itself, not copied, when it has none of them.
     static func removing(_ names: Set<String>, from request: URLRequest) -> URLRequest {

@@ -33,6 +33,12 @@ package enum RedirectPolicy {
     /// who it is.
     static let crossOriginSafeHeaders: Set<String> = ["accept", "accept-language", "accept-encoding", "user-agent"]
 
+    /// Did make the header `name` go to every hop of every provider, process-wide. It does nothing now:
+    /// each provider keeps the routing header of the URL protocol its own session sends through (see
+    /// ``HeaderRoutedURLProtocol``). Kept for the API check; nothing calls it.
+    @available(*, deprecated, message: "A provider keeps the routing header of the URL protocol its session sends through (HeaderRoutedURLProtocol)")
+    package static func keepOnEveryHop(_ name: String) {}
+
     /// The header fields that describe a body, removed with it.
     static let bodyHeaders: Set<String> = [
         "content-type", "content-length", "content-encoding", "content-language", "content-location", "transfer-encoding",
