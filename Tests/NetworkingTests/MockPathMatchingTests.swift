@@ -10,7 +10,7 @@ import Testing
 /// A stub matches the path exactly as it goes on the wire (RFC 9112 §3.2: the request-target is the
 /// percent-encoded path): a trailing slash is significant and `%2F` is not `/` (RFC 3986 §2.2), so a test
 /// passes only if production's server would see the same path.
-@Suite("MockServer path matching")
+@Suite("MockServer path matching", SuiteTimeLimit.oneMinute)
 struct MockPathMatchingTests {
     /// The status the server answers a GET of `url` with, sent through a plain session routed to it.
     static func status(of url: String, on server: MockServer) async throws -> Int {

@@ -9,7 +9,7 @@ import Testing
 
 /// Which headers a hop carries, decided on the request as it is finally sent (after a `.modify`), by the
 /// path the whole chain took (RFC 9110 §15.4: a redirect names another resource, which may be anyone's).
-@Suite("Redirect chains: headers by where the hop really goes")
+@Suite("Redirect chains: headers by where the hop really goes", SuiteTimeLimit.oneMinute)
 struct RedirectChainTests {
     /// An interceptor that sets a session-bearing `User-Agent` (a "safe" header by name) and a token.
     static let interceptor = Interceptor(adapters: [

@@ -10,7 +10,7 @@ import Testing
 
 /// The mock's routing header is kept across hops and hidden from what a provider shows only by providers
 /// whose session sends through ``MockURLProtocol``: a setting of that session, not of the process.
-@Suite("The mock's routing header is per session")
+@Suite("The mock's routing header is per session", SuiteTimeLimit.oneMinute)
 struct RoutingHeaderScopeTests {
     /// Every request a monitor is shown.
     final class Shown: EventMonitor, @unchecked Sendable {
