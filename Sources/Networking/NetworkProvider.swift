@@ -30,8 +30,31 @@ public final class NetworkProvider: NetworkProviding {
     /// The default largest response body of a call, in bytes: 64 MiB. See ``Endpoint/maximumResponseSize``.
     public static let defaultMaximumResponseSize = 64 * 1_024 * 1_024
 
-    /// The session every request is sent through.
-    public let session: URLSession
+    /// The session every request is sent through. Its configuration is a copy of the one you gave
+    /// **without** `httpAdditionalHeaders` (the provider adds them to each request it builds, so that a
+    /// redirect to another origin can leave them off) and, unless `usesSessionURLCache`, without a
+    /// `URLCache`. A task you start on it yourself bypasses the provider: no interceptors, no additional
+    /// headers, no redirects followed (its delegate refuses them all), no deadline or size limit.
+    @available(
+        *, deprecated,
+        message: "Send through the provider; read the configuration it sends with from sessionConfiguration"
+    )
+    public var session: URLSession { urlSession }
+
+    /// A copy of the configuration the provider sends with: yours, as the provider applies it. Its
+    /// `httpAdditionalHeaders` are the header fields the provider adds to each request it builds (the
+    /// endpoint's own win; a redirect to another origin leaves them off, see the Redirects guide), not
+    /// what its `URLSession` adds; its `urlCache` is `nil` unless the provider was made with
+    /// `usesSessionURLCache: true`. Changing the copy changes nothing.
+    public var sessionConfiguration: URLSessionConfiguration {
+        let configuration = urlSession.configuration
+        let copy = (configuration.copy() as? URLSessionConfiguration) ?? configuration
+        copy.httpAdditionalHeaders = additionalHeaders.isEmpty ? nil : additionalHeaders
+        return copy
+    }
+
+    /// The session every request is sent through (see ``session``).
+    let urlSession: URLSession
     /// The provider-wide interceptor; it runs before any per-call interceptor (adapt and retry).
     public let interceptor: (any RequestInterceptor)?
     /// The hard cap on attempts per call, which no retrier can exceed.
@@ -64,8 +87,10 @@ public final class NetworkProvider: NetworkProviding {
     private let callbackQueue = DispatchQueue(label: "Networking.SessionDelegate", qos: .userInitiated)
     private let attemptWatch = AttemptWatch()
     let events: EventDispatcher
-    /// Header fields sent but never shown (``HiddenHeaders``): empty in an app.
-    private let hiddenHeaders = HiddenHeaders.names
+    /// Header fields (lower-cased) that go to every redirect hop and that the provider never shows
+    /// (``HiddenHeaders``): the routing headers of the URL protocols its session sends through (see
+    /// ``HeaderRoutedURLProtocol``), read from its own configuration; empty in an app.
+    let routingHeaders: Set<String>
     private let sleep: @Sendable (TimeInterval) async throws -> Void
 
     /// Creates a provider.
@@ -73,7 +98,8 @@ public final class NetworkProvider: NetworkProviding {
     /// - Parameters:
     ///   - configuration: the session configuration (copied); `.default` unless you need your own. Its
     ///     `httpAdditionalHeaders` are moved onto every request the provider builds (an endpoint's own
-    ///     header of the same name wins), so the redirect rules keep them, too, from other origins.
+    ///     header of the same name wins), so the redirect rules keep them, too, from other origins; the
+    ///     provider's session has none of them (see ``sessionConfiguration``).
     ///   - interceptor: the provider-wide interceptor, e.g. an ``AuthInterceptor``.
     ///   - encoder: encodes ``RequestBody/json(_:encoder:)`` bodies that name no encoder.
     ///   - decoder: decodes ``request(_:as:interceptor:)`` results.
@@ -138,7 +164,8 @@ public final class NetworkProvider: NetworkProviding {
             configuration.urlCache = nil   // the provider's own cache decides, the same on every platform
             configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         }
-        self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: callbacks)
+        self.routingHeaders = RoutingHeaders.names(in: configuration)
+        self.urlSession = URLSession(configuration: configuration, delegate: delegate, delegateQueue: callbacks)
         self.interceptor = interceptor
         self.encoder = encoder
         self.decoder = decoder
@@ -159,7 +186,7 @@ public final class NetworkProvider: NetworkProviding {
     }
 
     deinit {
-        session.finishTasksAndInvalidate()
+        urlSession.finishTasksAndInvalidate()
     }
 
     /// Sends `endpoint` and decodes the body as `type`, with the endpoint's decoder or, when it names none, the provider's.
@@ -432,9 +459,9 @@ public final class NetworkProvider: NetworkProviding {
         }
     }
 
-    /// `request` as monitors, retriers and the app see it: without the ``hiddenHeaders``.
+    /// `request` as monitors, retriers and the app see it: without the ``routingHeaders``.
     func shown(_ request: URLRequest) -> URLRequest {
-        hiddenHeaders.isEmpty ? request : HiddenHeaders.removing(hiddenHeaders, from: request)
+        routingHeaders.isEmpty ? request : HiddenHeaders.removing(routingHeaders, from: request)
     }
 
     /// The provider's interceptor followed by the call's, or whichever exists.
@@ -456,63 +483,6 @@ public final class NetworkProvider: NetworkProviding {
         return response
     }
 
-    /// Sends one attempt's request and follows its redirects (see ``RedirectPolicy``): each hop is a new
-    /// task, its body sent again from where it lives (memory, the endpoint's file, the spooled form).
-    /// Cancelling the calling task cancels the `URLSessionTask` at once. `built` is the request before
-    /// the interceptors adapted it, when they did: the headers they added never go to another origin.
-    /// Returns the last hop's body, response, delivery and request.
-    private func send(
-        _ request: URLRequest,
-        builtAs built: URLRequest?,
-        for endpoint: some Endpoint,
-        context: RequestContext,
-        deadline: Deadline,
-        limits: (delivery: Int, gathered: Int),
-        mode: TransferMode,
-        attempt: Int,
-        hops: inout [RedirectHop]
-    ) async throws -> (Data, HTTPURLResponse, DeliveredBody?, URLRequest) {
-        let behavior = endpoint.redirectBehavior ?? redirectBehavior
-        var current = request
-        var mode = mode
-        var followed = 0
-        while true {
-            if Task.isCancelled { throw NetworkError.cancelled }   // never send the next hop for a caller who left
-            if deadline.hasPassed { throw deadline.exceeded }
-            try serverTrust.checkEnforceable(current.url)   // fails closed where pins cannot be enforced: every hop
-            let (data, response, delivered) = try await transfer(
-                current, context: context, deadline: deadline, limits: limits, mode: mode, followsRedirects: behavior.follows)
-            guard behavior.follows, RedirectPolicy.isRedirect(response) else { return (data, response, delivered, current) }
-            var decision = RedirectPolicy.decision(
-                statusCode: response.statusCode, location: response.value(forHTTPHeaderField: "Location"), current: current, attempt: request,
-                adaptedHeaders: built.map { RedirectPolicy.headersAdded(by: request, to: $0) } ?? [],
-                hasBody: mode.bodyFile != nil || RedirectPolicy.hasBody(current), allowsInsecure: allowsInsecureRedirects)
-            if case .follow = decision, followed == RedirectPolicy.maximumHops { throw URLError(.httpTooManyRedirects) }
-            if case .follow(let proposed, let keepsBody) = decision, case .modify(let modifier) = behavior.kind {
-                guard let modified = try await modifier(proposed, response) else { return (data, response, delivered, current) }
-                if Task.isCancelled { throw NetworkError.cancelled }
-                if deadline.hasPassed { throw deadline.exceeded }   // the modifier may have waited
-                decision = RedirectPolicy.checked(
-                    modified, proposed: proposed, statusCode: response.statusCode, attempt: request, keepsBody: keepsBody, current: current,
-                    allowsInsecure: allowsInsecureRedirects)
-            }
-            switch decision {
-            case .answer:
-                return (data, response, delivered, current)
-            case .fail(let error):
-                throw error
-            case .follow(let next, let keepsBody):
-                followed += 1
-                storeCookies(of: response)
-                if !keepsBody { mode.bodyFile = nil }
-                let hop = RedirectHop(statusCode: response.statusCode, from: current.url, to: next, attempt: attempt)
-                hops.append(hop)
-                if !events.isEmpty { events.send { $0.requestDidRedirect(hop, context: context) } }
-                current = next
-            }
-        }
-    }
-
     /// A configuration's `httpAdditionalHeaders` as header fields; a name or value that would corrupt the
     /// wire (CR, LF, NUL, a name that is not a token) is left out, as URLSession would not send it either.
     private static func fieldValues(of headers: [AnyHashable: Any]?) -> [String: String] {
@@ -524,21 +494,6 @@ public final class NetworkProvider: NetworkProviding {
         return fields
     }
 
-    /// Saves the cookies a redirect set, so the next hop (a new task) sends them, when the session's
-    /// configuration stores and sends cookies. (Measured over TCP: Linux URLSession stores them itself
-    /// from a redirect it did not follow; storing them here too makes it a rule of ours on every platform.)
-    private func storeCookies(of response: HTTPURLResponse) {
-        guard let url = response.url, response.value(forHTTPHeaderField: "Set-Cookie") != nil else { return }
-        let configuration = session.configuration
-        guard configuration.httpShouldSetCookies, configuration.httpCookieAcceptPolicy != .never,
-            let storage = configuration.httpCookieStorage
-        else { return }
-        var fields: [String: String] = [:]
-        for (name, value) in response.allHeaderFields { fields["\(name)"] = "\(value)" }
-        let cookies = HTTPCookie.cookies(withResponseHeaderFields: fields, for: url)
-        if !cookies.isEmpty { storage.setCookies(cookies, for: url, mainDocumentURL: nil) }
-    }
-
     /// One `URLSessionTask`, driven by the session delegate (see ``DelegateTransfer``): the body (gathered,
     /// written to a download's file, or streamed) and the response, which may be a redirect (URLSession
     /// follows none). A streamed body is returned as soon as an accepted response arrives; the deadline
@@ -547,7 +502,7 @@ public final class NetworkProvider: NetworkProviding {
     /// Every attempt goes this way, plain requests included: only the delegate's callbacks let the size
     /// limit stop a body of undeclared length (chunked, or decompressed from gzip) while it arrives. On
     /// Linux it costs more instructions than a completion handler (see Docs/Performance.md).
-    private func transfer(
+    func transfer(
         _ request: URLRequest,
         context: RequestContext,
         deadline: Deadline,
@@ -591,10 +546,10 @@ public final class NetworkProvider: NetworkProviding {
                     })
                 let task: URLSessionTask
                 if let file = mode.bodyFile {
-                    task = session.uploadTask(with: request, fromFile: file)
+                    task = urlSession.uploadTask(with: request, fromFile: file)
                     task.taskDescription = Self.bodyFileTaskDescriptionPrefix + file.path
                 } else {
-                    task = session.dataTask(with: request)
+                    task = urlSession.dataTask(with: request)
                 }
                 delegate.register(transfer, for: task, context: context)
                 handle.start(task)

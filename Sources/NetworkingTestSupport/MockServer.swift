@@ -28,8 +28,15 @@ public final class MockServer: @unchecked Sendable {
 
     private struct Stub {
         let method: HTTPMethod?
+        /// The path, ``MockPath/normalized(_:)``.
         let path: String?
         let handler: Handler
+
+        init(method: HTTPMethod?, path: String?, handler: @escaping Handler) {
+            self.method = method
+            self.path = path.map(MockPath.normalized)
+            self.handler = handler
+        }
     }
 
     /// The value of ``MockURLProtocol/serverHeader`` that routes a request to this server.
@@ -67,6 +74,12 @@ public final class MockServer: @unchecked Sendable {
 
     /// Answers `method` + `path` with `responses` in turn; the last one repeats.
     /// A later stub for the same request wins over an earlier one.
+    ///
+    /// `path` is matched against the path exactly as it goes on the wire (``RecordedRequest/percentEncodedPath``,
+    /// RFC 9112 §3.2), without the query: `/v1/users` does not answer `/v1/users/` (a trailing slash is
+    /// significant), and `/v1/files/a%2Fb` does not answer `/v1/files/a/b` (an encoded `/` is no separator,
+    /// RFC 3986 §2.2). Characters a path cannot carry as they are (a space, `é`) may be written as they
+    /// are: they are compared percent-encoded as UTF-8; the case of an escape's hex digits does not matter.
     public func stub(_ method: HTTPMethod, _ path: String, _ responses: MockResponse...) {
         precondition(!responses.isEmpty, "stub(_:_:_:) needs at least one response")
         let sequence = ResponseSequence(responses)
@@ -104,9 +117,10 @@ public final class MockServer: @unchecked Sendable {
         return Array(received[firstKept...])
     }
 
-    /// The requests received for `method` + `path`.
+    /// The requests received for `method` + `path`, matched as stubs match (see ``stub(_:_:_:)``).
     public func requests(_ method: HTTPMethod, _ path: String) -> [RecordedRequest] {
-        requests.filter { $0.method == method.rawValue && $0.path == path }
+        let path = MockPath.normalized(path)
+        return requests.filter { $0.method == method.rawValue && MockPath.normalized($0.percentEncodedPath) == path }
     }
 
     /// How many requests were received but are no longer in ``requests`` (beyond ``recordingLimit``).
@@ -304,15 +318,16 @@ public final class MockServer: @unchecked Sendable {
                 firstKept = 0
             }
         }
+        let path = MockPath.normalized(request.percentEncodedPath)
         let match =
             stubs.last { stub in
-                stub.method?.rawValue == request.method && stub.path == request.path
+                stub.method?.rawValue == request.method && stub.path == path
             } ?? stubs.last { $0.method == nil }
         return match?.handler ?? Self.notFound
     }
 
     private static let notFound: Handler = { request in
-        MockResponse(statusCode: 404, body: Data("MockServer: no stub for \(request.method) \(request.path)".utf8))
+        MockResponse(statusCode: 404, body: Data("MockServer: no stub for \(request.method) \(request.percentEncodedPath)".utf8))
     }
 
     func noteInterrupted() {
@@ -335,11 +350,11 @@ private final class RequestWaiter: Sendable {
 
     init(method: String?, path: String?) {
         self.method = method
-        self.path = path
+        self.path = path.map(MockPath.normalized)
     }
 
     func matches(_ request: RecordedRequest) -> Bool {
-        (method == nil || method == request.method) && (path == nil || path == request.path)
+        (method == nil || method == request.method) && (path == nil || path == MockPath.normalized(request.percentEncodedPath))
     }
 }
 

@@ -10,10 +10,19 @@ import Networking
 ///
 /// You rarely use it directly: ``MockServer/makeProvider(interceptor:encoder:decoder:maximumAttempts:deadline:maximumResponseSize:cache:cachePolicy:now:errorMapper:monitors:sleep:)``
 /// wires it up. Requests without the header are left to other protocols.
-public final class MockURLProtocol: URLProtocol {
+///
+/// A `NetworkProvider` whose configuration lists this protocol (``MockServer/makeConfiguration()``)
+/// sends the header to every redirect hop, so a redirect to another origin reaches the same server, and
+/// never shows it to monitors, retriers or `Response.request`. That is a setting of that provider,
+/// read from its own configuration: a provider whose session does not send through the mock keeps and
+/// hides nothing of that name.
+public final class MockURLProtocol: URLProtocol, HeaderRoutedURLProtocol {
 
     /// The header that names the ``MockServer`` a request is for.
     public static let serverHeader = "X-Mock-Server"
+
+    /// ``serverHeader``: what providers whose session sends through this protocol keep on every hop and hide.
+    package static var routingHeader: String { serverHeader }
 
     private static let registryLock = NSLock()
     nonisolated(unsafe) private static var servers: [String: WeakServer] = [:]
@@ -23,8 +32,6 @@ public final class MockURLProtocol: URLProtocol {
     }
 
     static func register(_ server: MockServer) {
-        RedirectPolicy.keepOnEveryHop(serverHeader)   // a redirect through the mock reaches the same server
-        HiddenHeaders.hide(serverHeader)   // on the wire only: no monitor, log, retrier or Response shows it
         registryLock.lock()
         defer { registryLock.unlock() }
         servers[server.id] = WeakServer(server: server)

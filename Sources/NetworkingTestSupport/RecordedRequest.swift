@@ -32,8 +32,14 @@ public struct RecordedRequest: Sendable {
         body = request.httpBody ?? request.httpBodyStream.map(Self.read) ?? bodyFile.flatMap { FileManager.default.contents(atPath: $0.path) } ?? Data()
     }
 
-    /// The URL's path, e.g. `/v1/users/1`.
+    /// The URL's path, decoded, e.g. `/v1/users/1` (a trailing slash left off, `%2F` shown as `/`): for
+    /// reading. Stubs match ``percentEncodedPath``, the path as it went on the wire.
     public var path: String { url.path }
+
+    /// The path exactly as it went on the wire (RFC 9112 §3.2): percent-encoded as sent, a trailing
+    /// slash kept, `/` for an empty path; e.g. `/v1/files/a%2Fb/`. Stubs match this (see
+    /// ``MockServer/stub(_:_:_:)``).
+    public var percentEncodedPath: String { MockPath.wirePath(of: url) }
 
     /// A header's value, looked up case-insensitively.
     public func header(_ name: String) -> String? {

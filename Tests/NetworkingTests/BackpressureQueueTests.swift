@@ -164,7 +164,7 @@
         @Test func theProvidersSessionSendsItsCallbacksThroughABoundedSerialQueue() throws {
             // GIVEN a provider, WHEN its session was made, THEN its delegate queue is a back-pressure queue of 64, one at a time
             let provider = NetworkProvider(configuration: .ephemeral)
-            let queue = try #require(provider.session.delegateQueue as? BackpressureQueue)
+            let queue = try #require(provider.urlSession.delegateQueue as? BackpressureQueue)
             #expect(queue.bound == BackpressureQueue.defaultBound)
             #expect(queue.bound == 64)
             #expect(queue.maxConcurrentOperationCount == 1)

@@ -335,10 +335,10 @@ struct CacheTests {
     @Test("the session's URLCache is off: the configuration has none and ignores local data")
     func sessionCacheIsOff() {
         let provider = NetworkProvider(configuration: .default)
-        #expect(provider.session.configuration.urlCache == nil)
-        #expect(provider.session.configuration.requestCachePolicy == .reloadIgnoringLocalCacheData)
+        #expect(provider.sessionConfiguration.urlCache == nil)
+        #expect(provider.sessionConfiguration.requestCachePolicy == .reloadIgnoringLocalCacheData)
         let kept = NetworkProvider(configuration: .default, usesSessionURLCache: true)
-        #expect(kept.session.configuration.requestCachePolicy == URLSessionConfiguration.default.requestCachePolicy)
+        #expect(kept.sessionConfiguration.requestCachePolicy == URLSessionConfiguration.default.requestCachePolicy)
     }
 
     @Test("1,000 concurrent calls of one fresh entry are all hits after the first load")

@@ -28,7 +28,7 @@ struct RedirectPolicyTests {
         fileBody: Bool = false, allowsInsecure: Bool = false
     ) -> RedirectPolicy.Decision {
         RedirectPolicy.decision(
-            statusCode: status, location: location, current: current, attempt: attempt ?? current, adaptedHeaders: adapted,
+            statusCode: status, location: location, current: current, chain: RedirectChain(attempt: attempt ?? current, adaptedHeaders: adapted),
             hasBody: fileBody || RedirectPolicy.hasBody(current), allowsInsecure: allowsInsecure)
     }
 
@@ -115,16 +115,77 @@ struct RedirectPolicyTests {
         #expect(next.request.value(forHTTPHeaderField: "Accept") == "application/json")
     }
 
-    @Test func aHopBackToTheCallsOwnOriginCarriesItsHeadersAgain() throws {
-        // GIVEN an API request that went to a CDN (stripped), which redirects back to the API
+    @Test("after a foreign hop, only the exact URL the attempt started from gets its headers again (RFC 9110 §15.4)")
+    func aHopBackToTheCallsOwnOriginCarriesItsHeadersOnlyToTheStartingURL() throws {
+        // GIVEN an API request that went to a CDN (stripped)
         let attempt = Self.original("https://api.example.com/v1/a", method: "GET", body: false)
         let atCDN = try #require(Self.followed(Self.decide(302, to: "https://cdn.example.net/b", from: attempt))).request
         #expect(atCDN.value(forHTTPHeaderField: "Authorization") == nil)
-        // WHEN the CDN redirects back to the API
-        let back = try #require(Self.followed(Self.decide(302, to: "https://api.example.com/v1/c", from: atCDN, attempt: attempt))).request
-        // THEN the API's own headers (the token) are sent again; nowhere else
-        #expect(back.value(forHTTPHeaderField: "Authorization") == "Bearer t15")
-        #expect(back.value(forHTTPHeaderField: "X-Api-Key") == "api-15-secret")
+        // WHEN the CDN redirects back to another API path, or to the one the attempt started from
+        let other = try #require(Self.followed(Self.decide(302, to: "https://api.example.com/v1/c", from: atCDN, attempt: attempt))).request
+        let same = try #require(Self.followed(Self.decide(302, to: "https://api.example.com/v1/a", from: atCDN, attempt: attempt))).request
+        // THEN the other path gets only the safe headers; the starting URL its own headers (the token) again
+        #expect(other.value(forHTTPHeaderField: "Authorization") == nil)
+        #expect(other.value(forHTTPHeaderField: "X-Api-Key") == nil)
+        #expect(other.value(forHTTPHeaderField: "Accept") == "application/json")
+        #expect(same.value(forHTTPHeaderField: "Authorization") == "Bearer t15")
+        #expect(same.value(forHTTPHeaderField: "X-Api-Key") == "api-15-secret")
+    }
+
+    @Test("a chain that left the origin stays left: from the starting URL, another API path gets no token")
+    func aChainThatLeftStaysLeft() throws {
+        // GIVEN a chain that went A → CDN → A (the starting URL, authenticated again)
+        let attempt = Self.original("https://api.example.com/v1/a", method: "GET", body: false)
+        var chain = RedirectChain(attempt: attempt, adaptedHeaders: [])
+        let atCDN = try #require(
+            Self.followed(
+                RedirectPolicy.decision(
+                    statusCode: 302, location: "https://cdn.example.net/b", current: attempt, chain: chain, hasBody: false, allowsInsecure: false))
+        ).request
+        chain.didFollow(to: atCDN)
+        let home = try #require(
+            Self.followed(
+                RedirectPolicy.decision(
+                    statusCode: 302, location: "https://api.example.com/v1/a", current: atCDN, chain: chain, hasBody: false, allowsInsecure: false))
+        ).request
+        chain.didFollow(to: home)
+        #expect(home.value(forHTTPHeaderField: "Authorization") == "Bearer t15")
+        // WHEN the API then redirects within itself
+        let moved = try #require(
+            Self.followed(
+                RedirectPolicy.decision(
+                    statusCode: 302, location: "/v1/admin", current: home, chain: chain, hasBody: false, allowsInsecure: false))
+        ).request
+        // THEN that hop carries no token: the chain's detour could have aimed the first one
+        #expect(moved.value(forHTTPHeaderField: "Authorization") == nil)
+    }
+
+    @Test("a modifier that sends a same-origin hop elsewhere strips what the interceptors set, safe names included")
+    func aModifiedHopIsJudgedWhereItGoes() throws {
+        // GIVEN a same-origin hop of a GET whose User-Agent an interceptor set, and a modifier pointing it at a CDN
+        let get = Self.original(method: "GET", body: false)
+        let chain = RedirectChain(attempt: get, adaptedHeaders: ["User-Agent", "Authorization"])
+        let proposed = try #require(
+            Self.followed(
+                RedirectPolicy.decision(
+                    statusCode: 302, location: "/v2", current: get, chain: chain, hasBody: false, allowsInsecure: false))
+        ).request
+        #expect(proposed.value(forHTTPHeaderField: "User-Agent") == "App/1")
+        var moved = proposed
+        moved.url = URL(string: "https://cdn.example.net/x")!
+        moved.setValue(nil, forHTTPHeaderField: "Accept-Language")
+        // WHEN the rules check it
+        let result = try #require(
+            Self.followed(
+                RedirectPolicy.checked(
+                    moved, proposed: proposed, statusCode: 302, chain: chain, keepsBody: false, current: get, allowsInsecure: false))
+        ).request
+        // THEN neither the interceptor's User-Agent nor the token goes; the endpoint's Accept does, and
+        // what the modifier removed stays off
+        #expect(result.value(forHTTPHeaderField: "User-Agent") == nil)
+        #expect(result.value(forHTTPHeaderField: "Authorization") == nil)
+        #expect(result.value(forHTTPHeaderField: "Accept") == "application/json")
+        #expect(result.value(forHTTPHeaderField: "Accept-Language") == nil)
     }
 
     // MARK: Schemes, Location and fragments
@@ -191,7 +252,8 @@ struct RedirectPolicyTests {
         modified.url = URL(string: "https://elsewhere.example.org/x")!
         // WHEN the rules check what the modifier returned
         let checked = RedirectPolicy.checked(
-            modified, proposed: proposed.request, statusCode: 307, attempt: request, keepsBody: true, current: request, allowsInsecure: false)
+            modified, proposed: proposed.request, statusCode: 307, chain: RedirectChain(attempt: request, adaptedHeaders: []), keepsBody: true,
+            current: request, allowsInsecure: false)
         // THEN the body is refused there
         #expect(checked == .fail(.redirectWouldForwardBody(statusCode: 307)))
         // AND for a GET, the token is dropped while a header the modifier added itself goes along
@@ -203,7 +265,8 @@ struct RedirectPolicyTests {
         let result = try #require(
             Self.followed(
                 RedirectPolicy.checked(
-                    moved, proposed: proposedGet.request, statusCode: 302, attempt: get, keepsBody: false, current: get, allowsInsecure: false)))
+                    moved, proposed: proposedGet.request, statusCode: 302, chain: RedirectChain(attempt: get, adaptedHeaders: []), keepsBody: false,
+                    current: get, allowsInsecure: false)))
         #expect(result.request.value(forHTTPHeaderField: "Authorization") == nil)
         #expect(result.request.value(forHTTPHeaderField: "X-Chosen") == "yes")
     }

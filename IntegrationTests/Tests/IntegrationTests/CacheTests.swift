@@ -365,8 +365,8 @@ struct CacheTests {
             #expect(try await server.answers(of: "/cache/plain/u") == [200: 4])
             // (FoundationNetworking answers nothing from a URLCache even when one is kept: on Linux, these catch a regression)
             for provider in [uncached, disabled] {
-                #expect(provider.session.configuration.urlCache == nil)
-                #expect(provider.session.configuration.requestCachePolicy == .reloadIgnoringLocalCacheData)
+                #expect(provider.sessionConfiguration.urlCache == nil)
+                #expect(provider.sessionConfiguration.requestCachePolicy == .reloadIgnoringLocalCacheData)
             }
             #expect(store.count == 0)
         }

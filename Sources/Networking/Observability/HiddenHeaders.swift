@@ -6,27 +6,15 @@ import Foundation
 
 /// Header fields that stay on the wire but that a provider never shows: not to monitors (so not in
 /// `NetworkLogger` output or the cURL of what they are given), not to retriers, and not in
-/// `Response.request`. Empty in an app: package plumbing for the test kit's routing header, which it
-/// registers (``hide(_:)``), as it does for redirects (``RedirectPolicy/keepOnEveryHop(_:)``).
+/// `Response.request`. Each provider has its own set, read from its own session configuration when it is
+/// made (the routing header of the test kit's URL protocol, see ``HeaderRoutedURLProtocol``): empty in an
+/// app, and never a setting of the process.
 package enum HiddenHeaders {
-    nonisolated(unsafe) private static var hidden: Set<String> = []   // lower-cased; guarded by `lock`
-    private static let lock = NSLock()
-
-    /// Hides the header `name` from what providers created from now on show. Nothing in the library
-    /// calls it.
-    package static func hide(_ name: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        hidden.insert(name.lowercased())
-    }
-
-    /// The names hidden now (lower-cased): a provider reads them once, when it is created, so that its
-    /// hot path checks only whether its own copy is empty.
-    static var names: Set<String> {
-        lock.lock()
-        defer { lock.unlock() }
-        return hidden
-    }
+    /// Did hide the header `name` from every provider made afterwards, process-wide. It does nothing now:
+    /// each provider hides the routing header of the URL protocol its own session sends through (see
+    /// ``HeaderRoutedURLProtocol``). Kept for the API check; nothing calls it.
+    @available(*, deprecated, message: "A provider hides the routing header of the URL protocol its session sends through (HeaderRoutedURLProtocol)")
+    package static func hide(_ name: String) {}
 
     /// `request` without the header fields `names` (lower-cased), whatever their spelling; `request`
     /// itself, not copied, when it has none of them.

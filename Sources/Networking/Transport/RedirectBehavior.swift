@@ -44,8 +44,11 @@ public struct RedirectBehavior: Sendable {
     /// when it returns, not while it runs.
     ///
     /// The rules still hold for what it returns: only http and https, no https → http unless the
-    /// provider allows it, no body to another origin; and when it points the hop at another origin than
-    /// the proposed one, only the safe headers and the headers it added itself go there.
+    /// provider allows it, no body to another origin; and when it points the hop at another URL than the
+    /// proposed one, its headers are decided again for the URL it really goes to, as if the server had
+    /// redirected there (another origin gets only the safe headers that no interceptor set; after a hop to
+    /// another origin the call's own origin gets its credentials back only at the URL the attempt started
+    /// from), with the headers the closure added or changed itself on top.
     ///
     /// ```swift
     /// var redirectBehavior: RedirectBehavior? {

@@ -19,10 +19,13 @@ import Foundation
 ///   has no fragment the next URL keeps the current one (RFC 9110 §10.2.2).
 /// - A body that is dropped takes its header fields with it (`Content-Type`, `Content-Length`,
 ///   `Content-Encoding`, `Content-Language`, `Content-Location`, `Transfer-Encoding`).
-/// - **The attempt's own origin** (scheme, host and port of the request the attempt sent) gets every
-///   header the endpoint and the interceptors set, on every hop back to it.
-/// - **Another origin** gets only ``crossOriginSafeHeaders`` that no interceptor set, and never a body:
-///   a hop that would carry one there fails with ``NetworkError/redirectWouldForwardBody(statusCode:)``.
+/// - Which headers a hop carries is decided by ``RedirectChain`` on the URL it really goes to (after a
+///   ``RedirectBehavior/modify(_:)`` too): the attempt's own origin (scheme, host and port of the request
+///   the attempt sent) gets every header the endpoint and the interceptors set while no hop has left it,
+///   and after one did only at the exact URL the attempt started from; anywhere else only
+///   ``crossOriginSafeHeaders`` that no interceptor set (RFC 9110 §15.4).
+/// - **Another origin** never gets a body: a hop that would carry one there fails with
+///   ``NetworkError/redirectWouldForwardBody(statusCode:)``.
 /// - Only http and https (else `transportFailed(unsupportedURL)`); https → http fails with
 ///   ``NetworkError/insecureRedirect(statusCode:)`` unless the provider allows it.
 package enum RedirectPolicy {
@@ -30,25 +33,11 @@ package enum RedirectPolicy {
     /// who it is.
     static let crossOriginSafeHeaders: Set<String> = ["accept", "accept-language", "accept-encoding", "user-agent"]
 
-    /// Header fields (lower-cased) that go to every hop whatever its origin: empty in an app. The test
-    /// kit registers its routing header (``keepOnEveryHop(_:)``), so a redirect through the mock
-    /// reaches the same mock server.
-    nonisolated(unsafe) private static var keptOnEveryHop: Set<String> = []   // guarded by `keptLock`
-    private static let keptLock = NSLock()
-
-    /// Makes the header `name` go to every hop: package plumbing for the test kit's routing header,
-    /// which is no secret. Nothing in the library calls it.
-    package static func keepOnEveryHop(_ name: String) {
-        keptLock.lock()
-        defer { keptLock.unlock() }
-        keptOnEveryHop.insert(name.lowercased())
-    }
-
-    private static var headersKeptOnEveryHop: Set<String> {
-        keptLock.lock()
-        defer { keptLock.unlock() }
-        return keptOnEveryHop
-    }
+    /// Did make the header `name` go to every hop of every provider, process-wide. It does nothing now:
+    /// each provider keeps the routing header of the URL protocol its own session sends through (see
+    /// ``HeaderRoutedURLProtocol``). Kept for the API check; nothing calls it.
+    @available(*, deprecated, message: "A provider keeps the routing header of the URL protocol its session sends through (HeaderRoutedURLProtocol)")
+    package static func keepOnEveryHop(_ name: String) {}
 
     /// The header fields that describe a body, removed with it.
     static let bodyHeaders: Set<String> = [
@@ -94,17 +83,15 @@ package enum RedirectPolicy {
     /// The next hop after `statusCode` with `location`, for `current` (the request that got it).
     ///
     /// - Parameters:
-    ///   - attempt: the request the attempt sent first, as the interceptors adapted it: its origin is the
-    ///     call's own, and its headers are what a hop back to that origin carries.
-    ///   - adaptedHeaders: the names of the headers the interceptors added or changed in `attempt`.
+    ///   - chain: the attempt's chain: its first request, the headers the interceptors set, and where its
+    ///     hops have been; it decides the next hop's headers.
     ///   - hasBody: whether `current` carries a body (in memory, from a file, or a spooled form).
     ///   - allowsInsecure: whether https → http is followed.
     static func decision(
         statusCode: Int,
         location: String?,
         current: URLRequest,
-        attempt: URLRequest,
-        adaptedHeaders: @autoclosure () -> Set<String>,
+        chain: RedirectChain,
         hasBody: Bool,
         allowsInsecure: Bool
     ) -> Decision {
@@ -127,36 +114,26 @@ package enum RedirectPolicy {
         default: nextMethod = method
         }
         let keepsBody = hasBody && nextMethod == method && statusCode != 303
-        let ownOrigin = attempt.url.map(Origin.init)
-        let isOwnOrigin = ownOrigin == Origin(target)
-        if keepsBody, !isOwnOrigin { return .fail(.redirectWouldForwardBody(statusCode: statusCode)) }
+        if keepsBody, !chain.isHome(target) { return .fail(.redirectWouldForwardBody(statusCode: statusCode)) }
 
         var next = current
         next.url = target
         next.httpMethod = nextMethod
-        if Origin(from) == Origin(target) {
-            // Within the origin the current hop is at: its headers as they are (a hop that had to leave
-            // them behind does not get them back by moving within another origin).
-        } else if isOwnOrigin, nextMethod == "GET" || nextMethod == "HEAD" {
-            next.allHTTPHeaderFields = attempt.allHTTPHeaderFields   // back home from elsewhere: safe methods only
-        } else {
-            next.allHTTPHeaderFields = safeHeaders(of: attempt, adaptedHeaders: adaptedHeaders())
-        }
+        next.allHTTPHeaderFields = chain.headers(forHopTo: target, method: nextMethod, after: current)
         if !keepsBody {
             next.httpBody = nil
             next.httpBodyStream = nil
-            for name in (next.allHTTPHeaderFields ?? [:]).keys where bodyHeaders.contains(name.lowercased()) {
-                next.setValue(nil, forHTTPHeaderField: name)
-            }
+            removeBodyHeaders(from: &next)
         }
         return .follow(next, keepsBody: keepsBody)
     }
 
     /// Checks a request a ``RedirectBehavior/modify(_:)`` closure returned instead of `proposed`: the
-    /// same scheme, downgrade and body rules hold, and if it leads to another origin than `proposed`,
-    /// only the safe headers and those the closure itself added go with it.
+    /// same scheme, downgrade and body rules hold, and its headers are decided again for the URL it
+    /// really goes to (``RedirectChain/headers(forHopTo:method:after:)``), with the changes the closure
+    /// made to `proposed`'s headers on top: what it added or changed goes along, what it removed stays off.
     static func checked(
-        _ modified: URLRequest, proposed: URLRequest, statusCode: Int, attempt: URLRequest, keepsBody: Bool, current: URLRequest,
+        _ modified: URLRequest, proposed: URLRequest, statusCode: Int, chain: RedirectChain, keepsBody: Bool, current: URLRequest,
         allowsInsecure: Bool
     ) -> Decision {
         guard let target = modified.url, let scheme = target.scheme?.lowercased(), redirectableSchemes.contains(scheme),
@@ -165,19 +142,27 @@ package enum RedirectPolicy {
         if !allowsInsecure, current.url?.scheme?.lowercased() == "https", scheme == "http" {
             return .fail(.insecureRedirect(statusCode: statusCode))
         }
-        let isOwnOrigin = attempt.url.map(Origin.init) == Origin(target)
-        if keepsBody, !isOwnOrigin { return .fail(.redirectWouldForwardBody(statusCode: statusCode)) }
-        guard let proposedURL = proposed.url, Origin(proposedURL) != Origin(target), !isOwnOrigin else {
-            return .follow(modified, keepsBody: keepsBody)
+        if keepsBody, !chain.isHome(target) { return .fail(.redirectWouldForwardBody(statusCode: statusCode)) }
+        let method = modified.httpMethod ?? "GET"
+        if proposed.url == target, proposed.httpMethod ?? "GET" == method { return .follow(modified, keepsBody: keepsBody) }
+        var next = modified
+        next.allHTTPHeaderFields = chain.headers(forHopTo: target, method: method, after: current)
+        if !keepsBody { removeBodyHeaders(from: &next) }
+        let proposedFields = proposed.allHTTPHeaderFields ?? [:]
+        for name in proposedFields.keys where modified.value(forHTTPHeaderField: name) == nil {
+            next.setValue(nil, forHTTPHeaderField: name)   // the closure took it off
         }
-        var stripped = modified
-        let added = headersAdded(by: modified, to: proposed)
-        let always = headersKeptOnEveryHop
-        for name in (modified.allHTTPHeaderFields ?? [:]).keys
-        where !crossOriginSafeHeaders.contains(name.lowercased()) && !always.contains(name.lowercased()) && !added.contains(name) {
-            stripped.setValue(nil, forHTTPHeaderField: name)
+        for name in headersAdded(by: modified, to: proposed) {
+            next.setValue(modified.value(forHTTPHeaderField: name), forHTTPHeaderField: name)   // the closure's own
         }
-        return .follow(stripped, keepsBody: keepsBody)
+        return .follow(next, keepsBody: keepsBody)
+    }
+
+    /// Removes the ``bodyHeaders`` from `request`.
+    private static func removeBodyHeaders(from request: inout URLRequest) {
+        for name in (request.allHTTPHeaderFields ?? [:]).keys where bodyHeaders.contains(name.lowercased()) {
+            request.setValue(nil, forHTTPHeaderField: name)
+        }
     }
 
     /// `location` resolved against `from`, parsed the same way on every platform: spaces, non-ASCII and
@@ -205,21 +190,6 @@ package enum RedirectPolicy {
         else { return resolved }
         components.percentEncodedFragment = fragment
         return components.url ?? resolved
-    }
-
-    /// The ``crossOriginSafeHeaders`` of `request` that no interceptor set (an adapter may put a token
-    /// in any header, `User-Agent` included).
-    static func safeHeaders(of request: URLRequest, adaptedHeaders: Set<String>) -> [String: String] {
-        let adapted = Set(adaptedHeaders.map { $0.lowercased() })
-        let always = headersKeptOnEveryHop
-        var kept: [String: String] = [:]
-        for (name, value) in request.allHTTPHeaderFields ?? [:] {
-            let lowered = name.lowercased()
-            if always.contains(lowered) || (crossOriginSafeHeaders.contains(lowered) && !adapted.contains(lowered)) {
-                kept[name] = value
-            }
-        }
-        return kept
     }
 
     /// The names of the headers `adapted` has that `built` did not have, or has with another value.
