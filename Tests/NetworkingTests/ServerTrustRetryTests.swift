@@ -175,7 +175,7 @@ final class RefusedChainProtocol: URLProtocol {
 
     /// The session delegate of `provider`, which answers its server-trust challenges.
     static func sessionDelegate(of provider: NetworkProvider) throws -> SessionDelegate {
-        try #require(provider.session.delegate as? SessionDelegate)
+        try #require(provider.urlSession.delegate as? SessionDelegate)
     }
 
     /// A configuration whose requests this protocol answers.
