@@ -27,3 +27,6 @@ let auth = AuthInterceptor(baseURL: api, store: InMemoryCredentialStore()) { cre
 }
 let provider = NetworkProvider(interceptor: auth)
 print("built", provider.maximumAttempts)
+
+// As before `sessionConfiguration`: the provider's own URLSession (deprecated: it has no additional headers).
+print("session", provider.session.configuration.timeoutIntervalForRequest)
