@@ -428,8 +428,9 @@ public final class NetworkProvider: NetworkProviding {
                 }
                 switch error {
                 case NetworkError.cancelled, NetworkError.invalidRequest, NetworkError.deadlineExceeded, NetworkError.responseTooLarge,
-                    NetworkError.fileWriteFailed, NetworkError.encodingFailed, NetworkError.pinMismatch, NetworkError.unenforceablePins:
-                    throw error   // never worth another attempt
+                    NetworkError.fileWriteFailed, NetworkError.encodingFailed, NetworkError.pinMismatch, NetworkError.unenforceablePins,
+                    NetworkError.refreshFailed(NetworkError.pinMismatch), NetworkError.refreshFailed(NetworkError.unenforceablePins):
+                    throw error   // never worth another attempt (a refresh that met a refused chain included)
                 default: break
                 }
                 guard let chain else { throw error }

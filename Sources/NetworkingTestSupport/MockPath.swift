@@ -8,12 +8,12 @@ import Foundation
 enum MockPath {
     /// The percent-encoded path of `url` as sent: `/` when it has none.
     static func wirePath(of url: URL) -> String {
-        let path = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? url.path
+        let path = URLComponents(url: url.absoluteURL, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? url.path
         return path.isEmpty ? "/" : path
     }
 
-    /// `path` in the form compared: characters a path cannot carry as they are (a space, non-ASCII, …)
-    /// percent-encoded as UTF-8, the hex digits of every escape upper-cased, escaped unreserved characters
+    /// `path` in the form compared: characters a path cannot carry as they are (a space, non-ASCII, a `%`
+    /// that starts no `%XX` escape, as in `50%off`) percent-encoded as UTF-8, the hex digits of every escape upper-cased, escaped unreserved characters
     /// decoded; `/` for an empty path.
     static func normalized(_ path: String) -> String {
         let bytes = Array((path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path).utf8)
@@ -30,6 +30,9 @@ enum MockPath {
                     result.append(contentsOf: [byte, hexDigits[Int(high)], hexDigits[Int(low)]])
                 }
                 index += 3
+            } else if byte == UInt8(ascii: "%") {
+                result.append(contentsOf: Array("%25".utf8))   // a `%` that starts no escape is a literal one
+                index += 1
             } else {
                 result.append(byte)
                 index += 1

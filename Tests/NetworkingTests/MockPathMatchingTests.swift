@@ -66,6 +66,18 @@ struct MockPathMatchingTests {
         #expect(try await Self.status(of: "https://api.example.com/v1/caf%c3%a9/%61%20b", on: server) == 200)
     }
 
+    @Test("a stub written like an endpoint's literal path with a '%' matches the path the endpoint sends (%25)")
+    func aLiteralPercentInAStubIsAPercent() async throws {
+        // GIVEN a stub for a path holding a literal '%' that starts no escape, as an endpoint's path would
+        let server = MockServer()
+        server.stub(.get, "/v1/search/50%off", .status(200))
+        // WHEN the endpoint sends it (Endpoint paths are literal: its '%' goes on the wire as %25)
+        let sent = try await server.makeProvider().response(PathEndpoint(path: "/search/50%off"))
+        // THEN the stub answers it
+        #expect(sent.statusCode == 200)
+        #expect(server.requests.map(\.percentEncodedPath) == ["/v1/search/50%25off"])
+    }
+
     @Test("requests(_:_:) and nextRequest(matching:) match paths the same way")
     func theLookupsMatchTheSameWay() async throws {
         // GIVEN requests for /v1/users/ and /v1/users
@@ -92,4 +104,10 @@ struct MockPathMatchingTests {
         }
         #expect(server.requests.map(\.percentEncodedPath) == ["/v1/start/"])
     }
+}
+
+/// A GET of a literal `path` under `https://api.example.com/v1`.
+private struct PathEndpoint: Endpoint {
+    let path: String
+    var baseURL: URL { URL(string: "https://api.example.com/v1")! }
 }

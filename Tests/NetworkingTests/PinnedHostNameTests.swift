@@ -25,8 +25,8 @@ struct PinnedHostNameTests {
             // labels RFC 1123 does not allow: a hyphen at an end, longer than 63, a name longer than 253
             "-api.example.com", "api-.example.com", String(repeating: "a", count: 64) + ".example",
             Array(repeating: String(repeating: "a", count: 63), count: 4).joined(separator: "."),
-            // not ASCII (punycode it), and numbers that are no IPv4 address in dotted-decimal
-            "bücher.example", "127.1", "256.0.0.1", "127.0.0.01", "1.2.3.4.5", "2130706433", "0x7f.0.0.1",
+            // not ASCII (punycode it), and numbers that are no IPv4 address in any spelling
+            "bücher.example", "256.0.0.1", "1.2.3.4.5", "4294967296", "08.0.0.1", "1.2.3.256",
         ])
     func invalidHostsAreRefused(host: String) {
         // GIVEN a host that is not one WHEN it is pinned THEN the declaration throws, naming it
@@ -39,7 +39,10 @@ struct PinnedHostNameTests {
         "names, IPv4 and IPv6 addresses are pinned in the form they are compared in",
         arguments: [
             ("example.com", "example.com"), ("EXAMPLE.com.", "example.com"), ("xn--bcher-kva.example", "xn--bcher-kva.example"),
-            ("a-b.c1.example", "a-b.c1.example"), ("My_Host.internal", "my_host.internal"), ("localhost", "localhost"), ("127.0.0.1", "127.0.0.1"), ("0.0.0.0", "0.0.0.0"),
+            ("a-b.c1.example", "a-b.c1.example"), ("My_Host.internal", "my_host.internal"),
+            // an IPv4 address in any spelling a resolver reads is the address it names, as a URL's host is
+            ("127.1", "127.0.0.1"), ("127.0.0.01", "127.0.0.1"), ("2130706433", "127.0.0.1"), ("0x7f.0.0.1", "127.0.0.1"),
+            ("0x7f", "0.0.0.127"), ("1.2.3.0x4", "1.2.3.4"), ("localhost", "localhost"), ("127.0.0.1", "127.0.0.1"), ("0.0.0.0", "0.0.0.0"),
             ("::1", "::1"), ("[::1]", "::1"), ("2001:db8::1", "2001:db8::1"), ("2001:DB8:0:0:0:0:0:1", "2001:db8::1"),
             ("2001:0db8:0000:0000:0001:0000:0000:0001", "2001:db8::1:0:0:1"), ("2001:db8:0:1:1:1:1:1", "2001:db8:0:1:1:1:1:1"),
             ("::", "::"), ("::ffff:192.0.2.1", "192.0.2.1"), ("[::FFFF:C000:0201]", "192.0.2.1"), ("::192.0.2.1", "::c000:201"),
@@ -66,6 +69,9 @@ struct PinnedHostNameTests {
             // the IPv4 forms resolvers accept (inet_aton: fewer parts, octal, hex, one number), which libcurl connects to
             ("127.0.0.1", "https://127.1/"), ("127.0.0.1", "https://2130706433/"), ("127.0.0.1", "https://0x7f.0.0.1/"),
             ("127.0.0.1", "https://0177.0.0.01/"), ("127.0.0.1", "https://127.0.0.1./"),
+            // any number of leading zeros, as strtoul reads them (a length limit on the digits must not count them)
+            ("127.0.0.1", "https://0x000000000000000000000000000000007f.0.0.1/"),
+            ("127.0.0.1", "https://" + String(repeating: "0", count: 40) + "177.0.0.1/"),
         ])
     func aPinnedAddressCoversItsSpellings(pinned: String, url: String) throws {
         // GIVEN pins on an address that cannot be enforced here
@@ -101,13 +107,17 @@ struct PinnedHostNameTests {
     }
 
     @Test(
-        "an IP address has no subdomains: includingSubdomains is refused for it",
+        "an IP address has no subdomains: includingSubdomains pins the address alone",
         arguments: ["127.0.0.1", "::1", "[2001:db8::1]", "::ffff:192.0.2.1"])
-    func anAddressWithSubdomainsIsRefused(host: String) {
-        // GIVEN an address pinned with its "subdomains" WHEN it is declared THEN it throws: no host is under an address
-        #expect(throws: PinningConfigurationError(host: host, problem: .addressWithSubdomains)) {
-            try PinnedHost.host(host, includingSubdomains: true, pins: [pinA, pinB])
-        }
+    func anAddressWithSubdomainsPinsTheAddressAlone(host: String) throws {
+        // GIVEN an address pinned with its "subdomains" (accepted as before: an app whose declaration threw would
+        // be left with no pins at all if it wrote `try?`)
+        let pinned = try PinnedHost.host(host, includingSubdomains: true, pins: [pinA, pinB])
+        // THEN the address alone is pinned: no host is under an address
+        #expect(!pinned.includesSubdomains)
+        let trust = try ServerTrust(pinning: [pinned])
+        #expect(trust.pinnedHost(for: host) != nil)
+        #expect(trust.pinnedHost(for: "a." + pinned.host) == nil)
     }
 
     @Test func aDomainNeverCoversAnAddress() throws {
@@ -117,12 +127,6 @@ struct PinnedHostNameTests {
         for host in ["10.0.0.1", "::1", "[::ffff:10.0.0.1]"] {
             #expect(trust.pinnedHost(for: host) == nil)
         }
-    }
-
-    @Test func theErrorForAnAddressWithSubdomainsSaysWhatToDo() {
-        // GIVEN the error WHEN it is shown THEN it names the host and the fix
-        let error = PinningConfigurationError(host: "::1", problem: .addressWithSubdomains)
-        #expect("\(error)".contains("\"::1\"") && "\(error)".contains("includingSubdomains"))
     }
 
     /// Pins on `host`, on a platform that cannot enforce them (as Linux), whatever this one is.

@@ -130,6 +130,26 @@ struct RedirectChainTests {
         #expect(seen.map(\.1) == ["Bearer secret-token", nil, "Bearer secret-token"])
     }
 
+    @Test("a POST that a 303 sends through another host does not come back as an authenticated GET of its URL")
+    func aPostBouncedBackAsAGetIsNotAuthenticated() async throws {
+        // GIVEN the API answers a POST with 303 to a CDN, which redirects back to the URL the POST went to
+        let server = MockServer()
+        server.stub { request in
+            switch (request.url.host ?? "", request.method) {
+            case ("api.example.com", "POST"): return .status(303, headers: ["Location": "https://cdn.example.net/a"])
+            case ("api.example.com", _): return .json(raw: "{}")
+            default: return .status(302, headers: ["Location": "https://api.example.com/v1/start"])
+            }
+        }
+        // WHEN the POST is made
+        _ = try await server.makeProvider(interceptor: Self.interceptor).response(RedirectingEndpoint(method: .post))
+        // THEN only the POST the app authorised carried the token: the GET a foreign host chose did not (RFC 9110 §15.4)
+        let seen = server.requests.map { ($0.method, $0.url.host ?? "", $0.header("Authorization")) }
+        #expect(seen.map(\.1) == ["api.example.com", "cdn.example.net", "api.example.com"])
+        #expect(seen.map(\.0) == ["POST", "GET", "GET"])
+        #expect(seen.map(\.2) == ["Bearer secret-token", nil, nil])
+    }
+
     @Test("a hop that moves within the API before the chain ever left keeps every header")
     func aSameOriginHopKeepsItsHeaders() async throws {
         // GIVEN an API that redirects within itself

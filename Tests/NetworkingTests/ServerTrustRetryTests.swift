@@ -75,6 +75,37 @@ struct ServerTrustRetryTests {
         #expect(server.requests.isEmpty)
     }
 
+    @Test func aRefreshThatMetARefusedChainEndsTheCall() async throws {
+        // GIVEN an API that says the token expired, a refresh that fails because the auth server's chain lacks its
+        // pins, and an app retrier that would retry anything
+        let server = MockServer()
+        server.stub { _ in .status(401) }
+        let refreshes = Recorder<Int>()
+        let auth = AuthInterceptor(baseURL: URL(string: "https://api.example.com")!, store: InMemoryCredentialStore(MockAuthServer.initialCredential)) { _, _ in
+            refreshes.append(1)
+            throw NetworkError.pinMismatch(host: "auth.example.com")
+        }
+        let log = Recorder<String>()
+        let interceptor = Interceptor(interceptors: [ServerRouter(server: server), auth, FixedRetrier(result: .retry, log: log)])
+        let provider = NetworkProvider(configuration: server.makeConfiguration(), interceptor: interceptor, maximumAttempts: 5, sleep: { _ in })
+        // WHEN a call gets the 401
+        await #expect(throws: NetworkError.self) { try await provider.response(TestEndpoint()) }
+        // THEN the refusal ends the call: one refresh, one request, no refresh or handshake again
+        #expect(refreshes.count == 1)
+        #expect(server.requests.count == 1)
+    }
+
+    @Test func aURLWithoutAHostIsNotSentWhilePinsAreEnforced() throws {
+        // GIVEN enforced pins, and a URL whose host URL cannot read (libcurl may still find one in it)
+        let target = try #require(URL(string: "https:/api.example.com/v1/me"))
+        try #require(target.host == nil)
+        // WHEN it is checked THEN it fails closed, naming no secret of the URL
+        #expect(throws: NetworkError.unenforceablePins(host: "(a URL without a host)")) {
+            try Self.enforcedTrust().checkEnforceable(target)
+        }
+        #expect(throws: Never.self) { try ServerTrust.default.checkEnforceable(target) }
+    }
+
     @Test func aCertificateErrorOfAHostWithoutPinsIsStillTheRetriersChoice() async throws {
         // GIVEN a host without pins whose transport fails with an untrusted certificate (URLSession's own
         // answer, not the pins'), and a retrier that retries it

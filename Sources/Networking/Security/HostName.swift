@@ -10,7 +10,8 @@
 enum HostName {
     /// The host a pin names, as compared, and whether it is an IP address; `nil` when it is none of: a DNS
     /// host name (RFC 1123 §2.1 labels of letters, digits and inner hyphens, 1 to 63 characters (and `_`), 253 in all,
-    /// one optional trailing dot, its last label not all digits), an IPv4 address in dotted-decimal, an IPv6
+    /// one optional trailing dot, its last label not all digits), an IPv4 address (in any spelling `inet_aton`
+    /// reads, as its dotted quad), an IPv6
     /// address (RFC 4291 §2.2), with or without brackets. So a port (`host:443`), a URL, a path, a wildcard
     /// or a zone (`fe80::1%en0`) is refused.
     static func declared(_ host: String) -> (name: String, isAddress: Bool)? {
@@ -27,9 +28,10 @@ enum HostName {
         guard (1...253).contains(name.utf8.count) else { return nil }
         let labels = name.split(separator: ".", omittingEmptySubsequences: false)
         guard labels.allSatisfy(isLabel), let last = labels.last else { return nil }
-        if last.utf8.allSatisfy(isDigit) {   // no top-level domain is all digits: an IPv4 address, or nothing
-            return IPAddress.strictIPv4(name).map { ($0, true) }
-        }
+        // An IPv4 address in any spelling a resolver reads (`127.1`, `0x7f.0.0.1`) is the address it names, as
+        // a URL's host is: a pin on it covers the same URLs whatever the spelling, and never matches no URL.
+        if let address = IPAddress.lenientIPv4(name) { return (address, true) }
+        if last.utf8.allSatisfy(isDigit) { return nil }   // no top-level domain is all digits, and this is no address
         return (name.lowercased(), false)
     }
 

@@ -103,7 +103,8 @@ enum IPAddress {
         return groups
     }
 
-    /// One part of an `inet_aton` address: decimal, octal after a leading `0`, hex after `0x`; at most 32 bits.
+    /// One part of an `inet_aton` address: decimal, octal after a leading `0`, hex after `0x`, with any number of
+    /// leading zeros; at most 32 bits.
     private static func inetNumber(_ part: Substring) -> UInt64? {
         var digits = part
         var radix = 10
@@ -113,7 +114,9 @@ enum IPAddress {
         } else if digits.hasPrefix("0"), digits.count > 1 {
             (digits, radix) = (digits.dropFirst(), 8)
         }
-        guard !digits.isEmpty, digits.utf8.count <= 32, digits.utf8.allSatisfy(isHexDigit), let value = UInt64(digits, radix: radix),
+        digits = digits.drop { $0 == "0" }   // inet_aton (strtoul) reads any number of leading zeros
+        if digits.isEmpty { return 0 }
+        guard digits.utf8.count <= 32, digits.utf8.allSatisfy(isHexDigit), let value = UInt64(digits, radix: radix),
             value <= UInt64(UInt32.max)
         else { return nil }
         return value

@@ -47,7 +47,8 @@ public struct PinnedHost: Sendable, Hashable {
     ///     No port, scheme, path or wildcard (use `includingSubdomains`).
     ///   - includingSubdomains: whether every subdomain of `host`, at any depth, is pinned too. A subdomain
     ///     with a ``PinnedHost`` of its own follows that one (the longest name wins; an exact host wins over
-    ///     a domain of the same name). Not for an IP address, which has no subdomains.
+    ///     a domain of the same name). An IP address has no subdomains: for one it is ignored, and the address alone
+    ///     is pinned.
     ///   - pins: the base64 SHA-256 pins of the SubjectPublicKeyInfo of keys in the host's chain (an optional
     ///     `sha256/` prefix, as OkHttp writes them, is accepted). At least two different ones: the key in use
     ///     and a backup key that is **not** in the current chain, so a lost or rotated key cannot lock the
@@ -60,7 +61,7 @@ public struct PinnedHost: Sendable, Hashable {
     ///     locked out by.
     /// - Throws: ``PinningConfigurationError``: a host that is not a host name or an IP address
     ///   (``PinningConfigurationError/Problem/invalidHostName``: `api.example.com:8443`, `https://…`, `*.x`),
-    ///   an IP address with `includingSubdomains`, a pin that is not a base64 SHA-256, fewer than two
+    ///   a pin that is not a base64 SHA-256, fewer than two
     ///   different pins.
     public static func host(
         _ host: String,
@@ -73,7 +74,6 @@ public struct PinnedHost: Sendable, Hashable {
         guard let (name, isAddress) = HostName.declared(host) else {
             throw PinningConfigurationError(host: host, problem: .invalidHostName)
         }
-        if isAddress, includingSubdomains { throw PinningConfigurationError(host: host, problem: .addressWithSubdomains) }
         var canonical: [String] = []
         for pin in pins {
             let digits = pin.hasPrefix("sha256/") ? String(pin.dropFirst("sha256/".count)) : pin
@@ -86,7 +86,7 @@ public struct PinnedHost: Sendable, Hashable {
         guard canonical.count >= 2 || (!requiresBackupPin && !canonical.isEmpty) else {
             throw PinningConfigurationError(host: host, problem: .missingBackupPin)
         }
-        return PinnedHost(host: name, includesSubdomains: includingSubdomains, pins: canonical, expires: expires, isReportOnly: reportOnly)
+        return PinnedHost(host: name, includesSubdomains: includingSubdomains && !isAddress, pins: canonical, expires: expires, isReportOnly: reportOnly)
     }
 
     private init(host: String, includesSubdomains: Bool, pins: [String], expires: Date?, isReportOnly: Bool) {

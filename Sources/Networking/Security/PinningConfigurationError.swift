@@ -19,7 +19,7 @@ public struct PinningConfigurationError: Error, Hashable, Sendable, CustomString
         }
 
         /// The host is neither a host name in ASCII (RFC 1123 §2.1) nor an IP address: empty, with an empty
-        /// label, a label that is not letters, digits and inner hyphens, a port (`api.example.com:8443`), a
+        /// label, a label that is not letters, digits, `_` and inner hyphens, a port (`api.example.com:8443`), a
         /// wildcard (`*.example.com`: say `includingSubdomains: true` instead), a URL or a path, text that
         /// only looks like an IPv6 address (`1::2::3`), or Unicode (write an internationalized name in punycode,
         /// `xn--…`, as `URL.host` gives it). Such a pin would match no URL, and calls would go out unpinned.
@@ -29,9 +29,6 @@ public struct PinningConfigurationError: Error, Hashable, Sendable, CustomString
         /// current chain, so that replacing the server's key cannot lock the app out. Waive it with
         /// `requiresBackupPin: false` only if you accept that risk.
         public static let missingBackupPin = Problem("has fewer than two different pins; add the pin of a backup key, or pass requiresBackupPin: false")
-        /// An IP address pinned with `includingSubdomains: true`: an address has no subdomains, and no host name
-        /// is under it. Pin the address alone, and each name you call it by as a host of its own.
-        public static let addressWithSubdomains = Problem("is an IP address, which has no subdomains: pin it without includingSubdomains")
         /// Two ``PinnedHost``s in one ``ServerTrust`` name the same host with the same `includingSubdomains`.
         public static let duplicateHost = Problem("is pinned twice")
 

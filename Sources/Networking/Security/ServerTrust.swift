@@ -114,8 +114,12 @@ public struct ServerTrust: Sendable {
     /// here (unless ``allowsUnenforcedPinning``). A host that cannot be compared (not ASCII) counts as pinned
     /// while any host has enforced pins. The provider calls it before every hop; without pins it costs a check.
     func checkEnforceable(_ url: URL?, at now: @autoclosure () -> Date = Date()) throws {
-        guard !pinnedHosts.isEmpty, let url, let host = url.host else { return }
+        guard !pinnedHosts.isEmpty, let url else { return }
         let date = now()
+        guard let host = url.host else {   // `https:/api.example.com/x`: libcurl may still find a host in it
+            if hasEnforcedPins(at: date) { throw NetworkError.unenforceablePins(host: "(a URL without a host)") }
+            return
+        }
         guard let name = HostName.normalized(host) else {
             if hasEnforcedPins(at: date) { throw NetworkError.unenforceablePins(host: host) }
             return

@@ -14,7 +14,7 @@ import Foundation
 /// | the hop goes to | it carries |
 /// |---|---|
 /// | the call's own origin, no hop having left it | the current hop's headers, as they are |
-/// | the call's own origin after a hop left it: the exact URL the attempt started from, by `GET` or `HEAD` | the attempt's headers again (the token included) |
+/// | the call's own origin after a hop left it: the exact URL a `GET` or `HEAD` attempt started from, by `GET` or `HEAD` | the attempt's headers again (the token included) |
 /// | the call's own origin after a hop left it: any other URL or method | the safe headers only |
 /// | the foreign origin the current hop is at | the current hop's headers, as they are (already stripped) |
 /// | any other origin | the safe headers only |
@@ -58,7 +58,9 @@ struct RedirectChain {
         if destination == home {
             let left = hasLeftOrigin || currentOrigin != home
             if !left { return current.allHTTPHeaderFields ?? [:] }
-            if method == "GET" || method == "HEAD", Self.withoutFragment(target) == attempt.url.map(Self.withoutFragment) {
+            if Self.isSafeRead(method), Self.isSafeRead(attempt.httpMethod ?? "GET"),
+                Self.withoutFragment(target) == attempt.url.map(Self.withoutFragment)
+            {
                 return attempt.allHTTPHeaderFields ?? [:]   // back to the very URL the call asked for
             }
             return safeHeaders
@@ -77,6 +79,11 @@ struct RedirectChain {
             }
         }
         return safe
+    }
+
+    /// Whether `method` is `GET` or `HEAD`: a request the app authorised to read, which a detour may repeat.
+    private static func isSafeRead(_ method: String) -> Bool {
+        method == "GET" || method == "HEAD"
     }
 
     /// `url` as text without its fragment, which never goes on the wire.

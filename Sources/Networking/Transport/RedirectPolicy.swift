@@ -22,7 +22,8 @@ import Foundation
 /// - Which headers a hop carries is decided by ``RedirectChain`` on the URL it really goes to (after a
 ///   ``RedirectBehavior/modify(_:)`` too): the attempt's own origin (scheme, host and port of the request
 ///   the attempt sent) gets every header the endpoint and the interceptors set while no hop has left it,
-///   and after one did only at the exact URL the attempt started from; anywhere else only
+///   and after one did only at the exact URL a `GET` or `HEAD` attempt started from (by `GET` or `HEAD`);
+///   anywhere else only
 ///   ``crossOriginSafeHeaders`` that no interceptor set (RFC 9110 §15.4).
 /// - **Another origin** never gets a body: a hop that would carry one there fails with
 ///   ``NetworkError/redirectWouldForwardBody(statusCode:)``.
