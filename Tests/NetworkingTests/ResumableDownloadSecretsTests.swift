@@ -21,7 +21,7 @@ private struct SignedDownload: Endpoint {
     }
 }
 
-@Suite("A stored ResumableDownload keeps no secret", SuiteTimeLimit.oneMinute)
+@Suite("A stored ResumableDownload keeps no hidden query value in the clear", SuiteTimeLimit.oneMinute)
 struct ResumableDownloadSecretsTests {
     /// A value kept at 6,000 of the 10,000 bytes of `file`, served by `server` at the signed URL.
     private func interrupted(in folder: URL, server: MockServer) async throws -> ResumableDownload {
