@@ -287,4 +287,18 @@ struct ResumeIntegrityTests {
         }
         #expect(try folderContents(folder).isEmpty)
     }
+
+    @Test func a206ToAnEndpointThatDoesNotAcceptItStillFailsWithItsStatus() async throws {
+        // GIVEN an endpoint that accepts only 200, and a server that answers with `206 bytes 0-4999/10000`
+        let folder = try makeScratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = proxied206("bytes 0-4999/10000", count: 5_000, body: fileBody(10_000))
+        let endpoint = FileDownload(acceptableStatusCodes: [200])
+        // WHEN the file is downloaded, THEN the status is refused as any other it does not accept, at once
+        await #expect(throws: NetworkError.invalidStatusCode(206)) {
+            _ = try await server.makeProvider().download(endpoint, to: folder.appendingPathComponent("f"))
+        }
+        #expect(ranges(server) == [nil])
+        #expect(try folderContents(folder).isEmpty)
+    }
 }

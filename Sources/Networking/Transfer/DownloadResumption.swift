@@ -42,6 +42,8 @@ final class DownloadResumption: @unchecked Sendable {
     let file: URL
     private let url: URL?
     private let canResume: Bool
+    /// Whether the endpoint accepts a 206 (else one fails the call as any status it does not accept).
+    private let accepts206: Bool
     private let deadline: TimeInterval?
     private let maximumResponseSize: Int?
     /// Whether this call claimed ``file`` from a ``ResumableDownload`` (see ``release()``).
@@ -68,8 +70,9 @@ final class DownloadResumption: @unchecked Sendable {
         self.file = file
         self.url = try? endpoint.url()
         let headers = endpoint.headers.keys.map { $0.lowercased() }
+        self.accepts206 = endpoint.acceptableStatusCodes.contains(206)
         self.canResume =
-            url != nil && endpoint.method == .get && endpoint.acceptableStatusCodes.contains(206)
+            url != nil && endpoint.method == .get && accepts206
             && !headers.contains("range") && !headers.contains("if-range")
         self.deadline = endpoint.deadline
         self.maximumResponseSize = endpoint.maximumResponseSize
@@ -117,7 +120,7 @@ final class DownloadResumption: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard let offset = asked else {
-            guard unranged, response.statusCode == 206, Self.wholeLength(of: response) == nil else { return nil }
+            guard unranged, accepts206, response.statusCode == 206, Self.wholeLength(of: response) == nil else { return nil }
             refused = true   // a part where the whole was asked for (a proxy's answer): never the file
             forget()
             return .transportFailed(URLError(.badServerResponse))
@@ -155,7 +158,7 @@ final class DownloadResumption: @unchecked Sendable {
         }
         forget()
         // An unasked 206 that ``refusal(of:)`` let through is the whole body, `bytes 0-(n-1)/n`: it must hold n bytes.
-        let whole = unranged && response.statusCode == 206 ? Self.wholeLength(of: response) : nil
+        let whole = unranged && accepts206 && response.statusCode == 206 ? Self.wholeLength(of: response) : nil
         if let whole { end = whole }
         guard canResume, response.statusCode == 200 || whole != nil, let strong = Self.strongValidator(of: response) else { return .fresh }
         validator = strong
