@@ -21,7 +21,7 @@ private struct SignedDownload: Endpoint {
     }
 }
 
-@Suite("A stored ResumableDownload keeps no secret", SuiteTimeLimit.oneMinute)
+@Suite("A stored ResumableDownload keeps no hidden query value in the clear", SuiteTimeLimit.oneMinute)
 struct ResumableDownloadSecretsTests {
     /// A value kept at 6,000 of the 10,000 bytes of `file`, served by `server` at the signed URL.
     private func interrupted(in folder: URL, server: MockServer) async throws -> ResumableDownload {
@@ -34,7 +34,7 @@ struct ResumableDownloadSecretsTests {
         throw CancellationError()
     }
 
-    @Test func theEncodedFormHasNoSignedQueryValueAndResumesWithTheEndpointGivenAgain() async throws {
+    @Test func theEncodedFormKeepsDigestsOfTheSignedQueryValuesAndResumesWithTheSameEndpointGivenAgain() async throws {
         // GIVEN a download of a presigned URL that drops at 6,000 bytes
         let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -46,9 +46,11 @@ struct ResumableDownloadSecretsTests {
         // WHEN its value is encoded, as an app stores it
         let stored = try JSONEncoder().encode(value)
         let json = try #require(String(data: stored, encoding: .utf8))
-        // THEN no secret value reaches the stored form; the rest of the URL does
+        // THEN no secret value reaches the stored form, only its SHA-256 digest; the rest of the URL does
         #expect(!json.contains("SECRET"))
         #expect(json.contains("X-Amz-Expires=3600"))
+        #expect(json.contains("X-Amz-Signature=sha256-\(SHA256.hex("SECRETSIGNATURE1"))"))
+        #expect(json.contains("token=sha256-\(SHA256.hex("SECRETTOKEN3"))"))
         // and neither does its description, nor the error's, which apps log
         #expect(!value.description.contains("SECRET"))
         #expect(!DownloadInterrupted(resumable: value, underlying: NetworkError.cancelled).description.contains("SECRET"))
@@ -63,13 +65,66 @@ struct ResumableDownloadSecretsTests {
             _ = try await server.makeProvider().download(resuming: restored, to: folder.appendingPathComponent("big.bin"))
         }
         #expect(server.requests.count == sent)
-        // and with the endpoint, signed afresh, it asks only for the rest and the file ends whole
+        // and with the same endpoint given again, it asks only for the rest and the file ends whole
         let destination = folder.appendingPathComponent("big.bin")
-        _ = try await server.makeProvider().download(SignedDownload(signature: "SECRETSIGNATURE9"), to: destination, resuming: restored)
+        _ = try await server.makeProvider().download(SignedDownload(), to: destination, resuming: restored)
         #expect(server.requests.last?.header("Range") == "bytes=6000-")
-        #expect(server.requests.last?.url.absoluteString.contains("SECRETSIGNATURE9") == true)
+        #expect(server.requests.last?.url.absoluteString.contains("SECRETSIGNATURE1") == true)
         #expect(try Data(contentsOf: destination) == body)
         #expect(try folderContents(folder) == ["big.bin"])
+    }
+
+    @Test(arguments: [false, true])
+    func aURLSignedAfreshIsAnotherURLTheDownloadStartsAgainAndTheOldPartialFileGoes(encoded: Bool) async throws {
+        // GIVEN a value kept at 6,000 bytes of a presigned URL (stored and read back, or kept in memory)
+        let folder = try makeScratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let body = fileBody(10_000)
+        let file = ServedFile(body, drops: [6_000])
+        let server = MockServer()
+        server.stub(.get, "/blobs/big.bin") { file.response(to: $0) }
+        let kept = try await interrupted(in: folder, server: server)
+        let value = encoded ? try JSONDecoder().decode(ResumableDownload.self, from: JSONEncoder().encode(kept)) : kept
+        // WHEN the URL, signed afresh (another signature), is downloaded with it
+        let destination = folder.appendingPathComponent("big.bin")
+        _ = try await server.makeProvider().download(SignedDownload(signature: "SECRETSIGNATURE9"), to: destination, resuming: value)
+        // THEN the URL is not the value's: the whole body was asked for, and the file is whole
+        #expect(server.requests.last?.header("Range") == nil)
+        #expect(try Data(contentsOf: destination) == body)
+        // and the value's partial file, which nothing can continue, is not left beside the destination
+        #expect(try folderContents(folder) == ["big.bin"])
+    }
+
+    @Test func twoURLsThatDifferOnlyInASecretQueryValueAreNeverSplicedRFC9110_13_1_5() async throws {
+        // GIVEN a value kept at 6,000 bytes of `download?key=reports/2024.pdf`, stored and read back, and a
+        // server whose files share a validator (`ETag: "v1"`)
+        let folder = try makeScratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let first = fileBody(10_000)
+        let second = fileBody(10_000, seed: 0x5A)
+        let files = ["reports/2024.pdf": ServedFile(first, drops: [6_000]), "reports/2025.pdf": ServedFile(second)]
+        let server = MockServer()
+        server.stub(.get, "/v1/download") { request in
+            let key = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "key" }?.value ?? ""
+            return files[key]?.response(to: request) ?? MockResponse(statusCode: 404)
+        }
+        let endpoint = { (key: String) in
+            FileDownload(baseURL: URL(string: "https://api.example.com/v1/download?key=\(key)")!, path: "")
+        }
+        let destination = folder.appendingPathComponent("report.pdf")
+        var kept: ResumableDownload?
+        do {
+            _ = try await server.makeProvider().download(endpoint("reports/2024.pdf"), to: destination, resuming: nil)
+        } catch let interrupted as DownloadInterrupted {
+            kept = interrupted.resumable
+        }
+        let value = try JSONDecoder().decode(ResumableDownload.self, from: JSONEncoder().encode(try #require(kept)))
+        // WHEN the other file is downloaded with it
+        _ = try await server.makeProvider().download(endpoint("reports/2025.pdf"), to: destination, resuming: value)
+        // THEN its URL is not the value's: no range was asked, and the file is the second one, whole
+        #expect(server.requests.last?.header("Range") == nil)
+        #expect(try Data(contentsOf: destination) == second)
+        #expect(try folderContents(folder) == ["report.pdf"])
     }
 
     @Test func aValueNotEncodedKeepsItsURLAndResumesOnItsOwn() async throws {
@@ -117,5 +172,29 @@ struct ResumableDownloadSecretsTests {
         _ = try await server.makeProvider().download(resuming: value, to: destination)
         #expect(server.requests.map { $0.header("Range") } == ["bytes=6000-"])
         #expect(try Data(contentsOf: destination) == body)
+    }
+
+    @Test func aValueStoredByThePreviousVersionResumesWithItsEndpoint() async throws {
+        // GIVEN a partial file and the value an earlier version stored for it, its whole signed URL included
+        let folder = try makeScratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let body = fileBody(10_000)
+        let partial = folder.appendingPathComponent(".networking-\(UUID().uuidString).download")
+        try body.prefix(6_000).write(to: partial)
+        let url = "https://bucket.example.com/blobs/big.bin?X-Amz-Expires=3600&X-Amz-Signature=SECRETSIGNATURE1&sig=SECRETSIG2&token=SECRETTOKEN3"
+        let old = """
+            {"url":"\(url)","validator":"\\"v1\\"","partialFile":"\(partial.absoluteString)","bytesReceived":6000,"totalBytes":10000}
+            """
+        let value = try JSONDecoder().decode(ResumableDownload.self, from: Data(old.utf8))
+        // WHEN its endpoint is downloaded with it
+        let file = ServedFile(body)
+        let server = MockServer()
+        server.stub(.get, "/blobs/big.bin") { file.response(to: $0) }
+        let destination = folder.appendingPathComponent("big.bin")
+        _ = try await server.makeProvider().download(SignedDownload(), to: destination, resuming: value)
+        // THEN it asked only for the rest, and the file ends whole
+        #expect(server.requests.map { $0.header("Range") } == ["bytes=6000-"])
+        #expect(try Data(contentsOf: destination) == body)
+        #expect(try folderContents(folder) == ["big.bin"])
     }
 }

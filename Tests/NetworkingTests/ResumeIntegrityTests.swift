@@ -177,4 +177,128 @@ struct ResumeIntegrityTests {
         #expect(ranges(server) == [nil, "bytes=6000-", nil])
         #expect(try Data(contentsOf: destination) == body)
     }
+
+    @Test func a206WithAnUnknownCompleteLengthNeverCompletesAFileOfUnknownLengthRFC9110_14_4() async throws {
+        // GIVEN a 10,000-byte file served chunked (no Content-Length) whose first answer drops at 6,000, from a
+        // server whose 206s hold at most 2,000 bytes and say `bytes 6000-7999/*`: nothing tells where the file ends
+        let folder = try makeScratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let body = fileBody(10_000)
+        let file = ServedFile(body, drops: [6_000], handling: .caps(2_000, declaresTotal: false), declaresLength: false)
+        let server = MockServer()
+        server.stub(.get, "/v1/files/big.bin") { file.response(to: $0) }
+        // WHEN it is downloaded with retries
+        let destination = folder.appendingPathComponent("f")
+        _ = try await retryingProvider(server).download(FileDownload(), to: destination)
+        // THEN the 206 that cannot be proven to reach the end was refused (`*`: the complete length is unknown,
+        // RFC 9110 §14.4), and the file fetched again from its first byte: never 8,000 bytes reported whole
+        #expect(ranges(server) == [nil, "bytes=6000-", nil])
+        #expect(try Data(contentsOf: destination) == body)
+        #expect(try folderContents(folder) == ["f"])
+    }
+
+    @Test func a206WithAnUnknownCompleteLengthIsNotAppendedToAValueOfUnknownLengthRFC9110_14_4() async throws {
+        // GIVEN a value kept at 6,000 bytes of a file served chunked (its length unknown), and a server whose
+        // 206s hold at most 2,000 bytes with `/*`
+        let folder = try makeScratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let body = fileBody(10_000)
+        let file = ServedFile(body, drops: [6_000], handling: .caps(2_000, declaresTotal: false), declaresLength: false)
+        let server = MockServer()
+        server.stub(.get, "/v1/files/big.bin") { file.response(to: $0) }
+        let destination = folder.appendingPathComponent("f")
+        var kept: ResumableDownload?
+        do {
+            _ = try await server.makeProvider().download(FileDownload(), to: destination, resuming: nil)
+        } catch let interrupted as DownloadInterrupted {
+            kept = interrupted.resumable
+        }
+        let value = try #require(kept)
+        #expect(value.totalBytes == nil)
+        // WHEN a provider allowed one attempt a call resumes it
+        // THEN the call does not succeed with 8,000 bytes, and keeps no spliced bytes
+        await #expect(throws: (any Error).self) {
+            _ = try await server.makeProvider(maximumAttempts: 1).download(FileDownload(), to: destination, resuming: value)
+        }
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+        #expect(try folderContents(folder).isEmpty)
+    }
+
+    /// A plain `GET` (no `Range` asked) answered with a 206 of `contentRange`, `count` bytes of the file (a proxy
+    /// that answers with part of the file), then with the whole file.
+    private func proxied206(_ contentRange: String, count: Int, body: Data) -> MockServer {
+        let file = ServedFile(body)
+        let server = MockServer()
+        let answered = Recorder<Int>()
+        server.stub(.get, "/v1/files/big.bin") { request in
+            guard answered.all.isEmpty else { return file.response(to: request) }
+            answered.append(1)
+            return MockResponse(
+                statusCode: 206, headers: ["ETag": "\"v1\"", "Content-Range": contentRange, "Content-Length": "\(count)"],
+                body: body.prefix(count))
+        }
+        return server
+    }
+
+    @Test(arguments: ["bytes 0-4999/10000", "bytes 0-4999/*", "bytes 5000-9999/10000"])
+    func a206ThatAnswersAPlainGETWithPartOfTheFileIsNeverTheWholeFileRFC9110_15_3_7(contentRange: String) async throws {
+        // GIVEN a server (a proxy) that answers a GET that asked for no range with a 206 of 5,000 bytes
+        let folder = try makeScratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let body = fileBody(10_000)
+        let server = proxied206(contentRange, count: 5_000, body: body)
+        // WHEN the file is downloaded
+        let destination = folder.appendingPathComponent("f")
+        _ = try await server.makeProvider().download(FileDownload(), to: destination)
+        // THEN the part was refused and the file fetched again from its first byte, whole
+        #expect(ranges(server) == [nil, nil])
+        #expect(try Data(contentsOf: destination) == body)
+        #expect(try folderContents(folder) == ["f"])
+    }
+
+    @Test func a206ThatAnswersAPlainGETWithTheWholeFileIsTheFileRFC9110_14_4() async throws {
+        // GIVEN a server that answers a GET that asked for no range with `206 bytes 0-9999/10000`
+        let folder = try makeScratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let body = fileBody(10_000)
+        let server = proxied206("bytes 0-9999/10000", count: 10_000, body: body)
+        // WHEN the file is downloaded, THEN that 206 is the whole representation: it is the file
+        let destination = folder.appendingPathComponent("f")
+        _ = try await server.makeProvider().download(FileDownload(), to: destination)
+        #expect(ranges(server) == [nil])
+        #expect(try Data(contentsOf: destination) == body)
+    }
+
+    @Test func a206OfPartOfTheFileToEveryPlainGETFailsTheCallWithNoFileLeft() async throws {
+        // GIVEN a server that answers every GET with `206 bytes 0-4999/10000`
+        let folder = try makeScratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let body = fileBody(10_000)
+        let server = MockServer()
+        server.stub(.get, "/v1/files/big.bin") { _ in
+            MockResponse(
+                statusCode: 206, headers: ["ETag": "\"v1\"", "Content-Range": "bytes 0-4999/10000", "Content-Length": "5000"],
+                body: body.prefix(5_000))
+        }
+        // WHEN the file is downloaded, THEN the call fails, and leaves no file behind
+        let destination = folder.appendingPathComponent("f")
+        await #expect(throws: NetworkError.self) {
+            _ = try await server.makeProvider().download(FileDownload(), to: destination)
+        }
+        #expect(try folderContents(folder).isEmpty)
+    }
+
+    @Test func a206ToAnEndpointThatDoesNotAcceptItStillFailsWithItsStatus() async throws {
+        // GIVEN an endpoint that accepts only 200, and a server that answers with `206 bytes 0-4999/10000`
+        let folder = try makeScratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = proxied206("bytes 0-4999/10000", count: 5_000, body: fileBody(10_000))
+        let endpoint = FileDownload(acceptableStatusCodes: [200])
+        // WHEN the file is downloaded, THEN the status is refused as any other it does not accept, at once
+        await #expect(throws: NetworkError.invalidStatusCode(206)) {
+            _ = try await server.makeProvider().download(endpoint, to: folder.appendingPathComponent("f"))
+        }
+        #expect(ranges(server) == [nil])
+        #expect(try folderContents(folder).isEmpty)
+    }
 }

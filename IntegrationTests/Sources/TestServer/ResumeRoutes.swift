@@ -17,6 +17,7 @@ import NIOCore
 ///   (RFC 9110 §13.1.5 forbids it: with `changes=1`, the 206 is the rest of another version)
 /// - `cap=N`: a 206 holds at most N bytes (RFC 9110 §14.4 lets a server send less than asked), its
 ///   `Content-Range` `bytes A-B/size`, or `bytes A-B/*` with `total=unknown`
+/// - `length=chunked`: a 200 is sent chunked, without `Content-Length` (a 206 always declares it)
 /// - `changes=1`: the file is replaced after every request (a new version: other bytes, another validator)
 /// - `ms=N`: a pause of N ms after each write (a download slow enough to be cancelled)
 /// Nothing is held whole: the server's memory stays flat however large the file.
@@ -112,9 +113,10 @@ extension TestServer {
             await resumeLog.answered(key, range: range, ifRange: ifRange, status: status.code)
             let drop = index < drops.count ? drops[index] : nil
             let (first, last) = (start, end)
+            let declared = status == .ok && query["length"] == "chunked" ? nil : last - first
             return Response(
                 status: status, headers: headers,
-                body: ResponseBody(contentLength: last - first) { writer in
+                body: ResponseBody(contentLength: declared) { writer in
                     var offset = first
                     while offset < last {
                         if let drop, offset >= drop { throw CancellationError() }   // the connection closes mid-body

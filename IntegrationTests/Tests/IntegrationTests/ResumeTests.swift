@@ -257,6 +257,28 @@ struct ResumeTests {
         }
     }
 
+    @Test func a206WithAnUnknownCompleteLengthNeverCompletesAFileSentChunkedRFC9110_14_4() async throws {
+        try await withServer { server in
+            // GIVEN a 4 MiB file whose 200 is sent chunked (no length) and drops at 1 MiB, from a server whose
+            // 206s hold at most 1 MiB with `Content-Range: bytes A-B/*`: nothing says where the file ends
+            let folder = try makeScratchFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let size = 4 << 20
+            let file = ResumeFile(
+                server: server.baseURL,
+                query: ["size": "\(size)", "drops": "\(1 << 20)", "cap": "\(1 << 20)", "total": "unknown", "length": "chunked"])
+            let destination = folder.appendingPathComponent("big.bin")
+            // WHEN it is downloaded with retries
+            _ = try await retryingProvider().download(file, to: destination)
+            // THEN the 206 was refused rather than taken as the file's end, and the file asked for again whole
+            let entries = await TestServer.resumeLog.entries(file.key)
+            #expect(entries.map(\.status) == [200, 206, 200])
+            #expect(entries.map { $0.range == nil } == [true, false, true])
+            #expect(try isServersFile(destination, size: size))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["big.bin"])
+        }
+    }
+
     @Test func aServerThatSendsLessThanAskedWithNoAttemptLeftInterruptsTheCallWithItsBytesKept() async throws {
         try await withServer { server in
             // GIVEN a 4 MiB file whose 206s hold at most 1 MiB with `/*`, and providers that make one attempt a call

@@ -17,9 +17,11 @@ import Foundation
 /// - A 206 appends only when it carries the kept bytes' validator (the same strong `ETag`, or the same
 ///   `Last-Modified` when that was the validator: a server that ignores `If-Range` must not splice two
 ///   versions, RFC 9110 §13.1.5, §8.8.3.2), is not content-encoded, and its `Content-Range` starts at N
-///   with a complete length (or none, `*`) that agrees with the known one and a last byte within it.
+///   with a complete length that agrees with the known one (`*` only when the length is known: a 206 that
+///   cannot be shown to reach the body's end never completes it, RFC 9110 §14.4) and a last byte within it.
 /// - A 200 starts the file again from its first byte; a 416, or a 206 that does not fit, is refused: the
-///   partial is dropped and the next attempt starts from zero without asking the retriers.
+///   partial is dropped and the next attempt starts from zero without asking the retriers. So is a 206 to
+///   a `GET` that asked for no range (a proxy's), unless its `Content-Range` is the whole body (`bytes 0-(n-1)/n`).
 /// - An appended 206 that ends before the known end (a server may send less than asked, RFC 9110 §14.4),
 ///   or whose body is shorter than its `Content-Range`, ends its attempt as a connection lost there: the
 ///   bytes are kept and the next attempt asks for the rest, without asking the retriers. A body longer than
@@ -40,6 +42,8 @@ final class DownloadResumption: @unchecked Sendable {
     let file: URL
     private let url: URL?
     private let canResume: Bool
+    /// Whether the endpoint accepts a 206 (else one fails the call as any status it does not accept).
+    private let accepts206: Bool
     private let deadline: TimeInterval?
     private let maximumResponseSize: Int?
     /// Whether this call claimed ``file`` from a ``ResumableDownload`` (see ``release()``).
@@ -54,6 +58,8 @@ final class DownloadResumption: @unchecked Sendable {
     private var total: Int64?
     /// Where the range the hop under way asked for starts, if it asked.
     private var asked: Int64?
+    /// Whether the hop under way is a `GET` without any `Range`: its 206 can only be the whole body.
+    private var unranged = false
     /// Where the file ends when the 206 being appended ends (its `Content-Range`'s last byte + 1).
     private var end: Int64?
     /// Whether the attempt that just failed had its range refused, or stopped short of the end with its
@@ -64,8 +70,9 @@ final class DownloadResumption: @unchecked Sendable {
         self.file = file
         self.url = try? endpoint.url()
         let headers = endpoint.headers.keys.map { $0.lowercased() }
+        self.accepts206 = endpoint.acceptableStatusCodes.contains(206)
         self.canResume =
-            url != nil && endpoint.method == .get && endpoint.acceptableStatusCodes.contains(206)
+            url != nil && endpoint.method == .get && accepts206
             && !headers.contains("range") && !headers.contains("if-range")
         self.deadline = endpoint.deadline
         self.maximumResponseSize = endpoint.maximumResponseSize
@@ -95,6 +102,7 @@ final class DownloadResumption: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         asked = nil
+        unranged = request.httpMethod ?? "GET" == "GET" && request.value(forHTTPHeaderField: "Range") == nil
         guard canResume, length > 0, let validator, request.httpMethod ?? "GET" == "GET", request.value(forHTTPHeaderField: "Range") == nil
         else { return request }
         var request = request
@@ -105,12 +113,18 @@ final class DownloadResumption: @unchecked Sendable {
     }
 
     /// The error that ends the attempt when `response` refuses the range it asked for (a 416, or a 206
-    /// that is not the rest of this body); the partial is then dropped and the next attempt starts from
-    /// the first byte (``restartsAfterRefusal()``). `nil` for any other response.
+    /// that is not the rest of this body), or is a 206 of part of the body to a `GET` that asked for no
+    /// range; the partial is then dropped and the next attempt starts from the first byte
+    /// (``restartsAfterRefusal()``). `nil` for any other response.
     func refusal(of response: HTTPURLResponse) -> NetworkError? {
         lock.lock()
         defer { lock.unlock() }
-        guard let offset = asked else { return nil }
+        guard let offset = asked else {
+            guard unranged, accepts206, response.statusCode == 206, Self.wholeLength(of: response) == nil else { return nil }
+            refused = true   // a part where the whole was asked for (a proxy's answer): never the file
+            forget()
+            return .transportFailed(URLError(.badServerResponse))
+        }
         let error: NetworkError
         switch response.statusCode {
         case 416:
@@ -131,10 +145,11 @@ final class DownloadResumption: @unchecked Sendable {
     func start(with response: HTTPURLResponse) -> Start {
         lock.lock()
         defer { lock.unlock() }
-        defer { asked = nil }
+        defer { (asked, unranged) = (nil, false) }
         end = nil
         if let offset = asked, response.statusCode == 206 {
-            // ``refusal(of:)`` let it through: its Content-Range parses, starts at `offset` and fits `total`.
+            // ``refusal(of:)`` let it through: its Content-Range parses, starts at `offset` and fits `total`
+            // (which it sets when unknown: a `*` is refused then).
             if let range = response.value(forHTTPHeaderField: "Content-Range").flatMap(Self.contentRange) {
                 end = range.last + 1
                 total = total ?? range.complete
@@ -142,16 +157,20 @@ final class DownloadResumption: @unchecked Sendable {
             return .append(offset)
         }
         forget()
-        guard canResume, response.statusCode == 200, let strong = Self.strongValidator(of: response) else { return .fresh }
+        // An unasked 206 that ``refusal(of:)`` let through is the whole body, `bytes 0-(n-1)/n`: it must hold n bytes.
+        let whole = unranged && accepts206 && response.statusCode == 206 ? Self.wholeLength(of: response) : nil
+        if let whole { end = whole }
+        guard canResume, response.statusCode == 200 || whole != nil, let strong = Self.strongValidator(of: response) else { return .fresh }
         validator = strong
-        total = response.expectedContentLength >= 0 ? response.expectedContentLength : nil
+        total = whole ?? (response.expectedContentLength >= 0 ? response.expectedContentLength : nil)
         return .fresh
     }
 
     /// The error that ends an attempt whose answer arrived without a transport error, when it leaves the
-    /// file unfinished: an appended 206 whose body ended before its `Content-Range` end or the known
-    /// length (the next attempt asks for the rest, unasked; RFC 9110 §14.4), or ran past its end (refused:
-    /// the next attempt starts from the first byte). `nil` when the file is whole, or nothing was appended.
+    /// file unfinished: an appended 206 (or an unasked one of the whole body) whose body ended before its
+    /// `Content-Range` end or the known length (the next attempt asks for the rest, unasked; RFC 9110
+    /// §14.4), or ran past its end (refused: the next attempt starts from the first byte). `nil` when the
+    /// file is whole, or no 206 was written.
     func shortfall(written: Int64) -> NetworkError? {
         lock.lock()
         defer { lock.unlock() }
@@ -256,11 +275,12 @@ final class DownloadResumption: @unchecked Sendable {
 
     /// Whether the 206 `response` continues the body from `offset`: not content-encoded, carrying the kept
     /// bytes' `validator` (``carries(_:in:)``), with a `Content-Range` that starts there, whose complete
-    /// length (when not `*`) is the `total` known, and whose last byte is within it. It may end before the
-    /// end (RFC 9110 §14.4): ``shortfall(written:)`` then asks for the rest.
+    /// length is the `total` known (`*` only when one is known: with neither, nothing shows where the body
+    /// ends, RFC 9110 §14.4), and whose last byte is within it. It may end before the end (RFC 9110
+    /// §14.4): ``shortfall(written:)`` then asks for the rest.
     static func continues(_ response: HTTPURLResponse, at offset: Int64, total: Int64?, validator: String?) -> Bool {
         guard isIdentity(response), let validator, carries(validator, in: response), let value = response.value(forHTTPHeaderField: "Content-Range"),
-            let range = contentRange(value), range.first == offset
+            let range = contentRange(value), range.first == offset, range.complete != nil || total != nil
         else { return false }
         if let complete = range.complete, let total, total != complete { return false }
         if let total, range.last >= total { return false }
@@ -295,6 +315,16 @@ final class DownloadResumption: @unchecked Sendable {
         return (first, last, complete)
     }
 
+    /// The body's length n when `response`'s `Content-Range` is the whole of it, `bytes 0-(n-1)/n`, and its
+    /// `Content-Length` (if any) agrees; else `nil`.
+    static func wholeLength(of response: HTTPURLResponse) -> Int64? {
+        guard let value = response.value(forHTTPHeaderField: "Content-Range"), let range = contentRange(value), range.first == 0,
+            let complete = range.complete, range.last + 1 == complete,
+            response.expectedContentLength < 0 || response.expectedContentLength == complete
+        else { return nil }
+        return complete
+    }
+
     private static func number(_ text: Substring) -> Int64? {
         guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
             return nil
@@ -315,19 +345,30 @@ final class DownloadResumption: @unchecked Sendable {
     nonisolated(unsafe) private static var claimedNames: Set<String> = []
 
     /// `value`'s partial file, in `folder`, claimed for this call; `nil` when `value` cannot be continued here.
-    /// The endpoint's URL must be the value's but for the values of secret query items (a stored value has
-    /// none, and a presigned URL is signed afresh): the validator, not the URL, says the bytes are the same.
+    /// The endpoint's URL must be the value's (``ResumableDownload/isDownload(of:)``: a presigned URL signed
+    /// afresh is another URL). A value that cannot be continued has its partial file removed, unless another
+    /// call is continuing it or its name is not a partial download's: nothing else could resume it.
     private static func claimPartialFile(of value: ResumableDownload, for endpoint: some Endpoint, in folder: URL) async -> URL? {
         let name = value.partialFile.lastPathComponent
-        guard ResumableDownload.isPartialFileName(name), value.bytesReceived > 0, isValidator(value.validator),
-            let url = try? endpoint.url(), let stored = ResumableDownload.storedForm(of: url).url?.absoluteString,
-            stored == ResumableDownload.storedForm(of: value.url).url?.absoluteString
-        else { return nil }
+        guard ResumableDownload.isPartialFileName(name) else { return nil }   // not ours: never touched
         guard claim(name) else { return nil }   // another call is continuing it: this one starts afresh
         let target = folder.appendingPathComponent(name)
+        let usable = value.bytesReceived > 0 && isValidator(value.validator) && (try? endpoint.url()).map(value.isDownload(of:)) == true
         let found = try? await BlockingFileWork.run { _ -> Bool in
             let manager = FileManager.default
-            for candidate in [target, value.partialFile] {
+            let candidates = [target, value.partialFile]
+            // Only a regular file is removed (never a folder or what a link points to); it may not exist.
+            let removeAll = {
+                for candidate in candidates
+                where (try? manager.attributesOfItem(atPath: candidate.path))?[.type] as? FileAttributeType == .typeRegular {
+                    try? manager.removeItem(at: candidate)   // nothing to report: the download starts afresh anyway
+                }
+            }
+            guard usable else {
+                removeAll()
+                return false
+            }
+            for candidate in candidates {
                 guard let attributes = try? manager.attributesOfItem(atPath: candidate.path),
                     attributes[.type] as? FileAttributeType == .typeRegular,
                     let size = (attributes[.size] as? NSNumber)?.int64Value, size >= value.bytesReceived
@@ -338,6 +379,7 @@ final class DownloadResumption: @unchecked Sendable {
                 try? manager.setAttributes([.modificationDate: Date()], ofItemAtPath: target.path)   // not stale: in use again
                 return true
             }
+            removeAll()   // too short to hold the bytes it says
             return false
         }
         guard found == true else {

@@ -28,9 +28,10 @@ extension NetworkProvider {
     /// of the known end (RFC 9110 §14.4) is kept, and the next attempt asks for the rest; the call never
     /// succeeds with a file shorter than the length the server declared.
     ///
-    /// A `resumable` of another URL (the values of secret query items aside: a presigned URL may be signed
-    /// afresh), whose partial file is gone, or that another call is continuing is not used: the download
-    /// starts from the first byte (its partial file is left to its owner).
+    /// A `resumable` of another URL (the endpoint's URL must be the value's exactly, secret query values
+    /// included: a presigned URL signed afresh is another URL), whose partial file is gone, or that
+    /// another call is continuing is not used: the download starts from the first byte. The partial file
+    /// of a value that cannot be continued is removed (one that another call is continuing is left to it).
     ///
     /// Only a `GET` whose body came with a strong validator and no content encoding can be resumed; any
     /// other failure throws the error itself and removes the partial file, as
@@ -76,8 +77,9 @@ extension NetworkProvider {
     ///   - progress: receives the bytes in the file, from those kept, and the whole length.
     /// A value decoded from its encoded form whose URL had secret query values (a presigned URL's
     /// signature, a token) lost them when it was encoded (see ``ResumableDownload/url``): it cannot be sent
-    /// as it is, and this call throws before sending. Pass the endpoint, signed afresh if need be, to
-    /// ``download(_:to:resuming:interceptor:progress:)`` instead.
+    /// as it is, and this call throws before sending. Pass the same endpoint to
+    /// ``download(_:to:resuming:interceptor:progress:)`` instead (signed afresh, it is another URL: the
+    /// download starts from the first byte).
     ///
     /// - Throws: ``NetworkError/invalidRequest(field:reason:)`` when the value's URL is not http or https,
     ///   or lost its secret values when it was encoded;

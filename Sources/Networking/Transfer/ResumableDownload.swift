@@ -21,19 +21,23 @@ import Foundation
 /// }
 /// ```
 ///
-/// Its encoded form keeps no secret: the values of the URL's secret query items (those a default
-/// ``Redactor`` hides, such as `token`, and the signatures of presigned URLs: `X-Amz-Signature`, `sig`,
-/// `X-Goog-Signature`, ...) and its user and password are replaced by ``Redactor/placeholder``. A value
-/// decoded from such a form is continued by passing the endpoint again, signed afresh if need be, to
+/// Its encoded form keeps none of the query values a default ``Redactor`` hides (such as `token`, and
+/// the signatures and credentials of presigned URLs: `X-Amz-Signature`, `sig`, `X-Goog-Signature`, ...)
+/// and no user or password: each is replaced by its SHA-256 digest (`sha256-<hex>`). A secret in a path
+/// segment, or in a query item of a name the default redactor does not list, stays as it is. A value
+/// decoded from such a form is continued by passing the same endpoint again to
 /// ``NetworkProvider/download(_:to:resuming:interceptor:progress:)``; a value without secrets in its URL
-/// also continues on its own with ``NetworkProvider/download(resuming:to:interceptor:progress:)``.
+/// also continues on its own with ``NetworkProvider/download(resuming:to:interceptor:progress:)``. The
+/// endpoint's URL must be the value's exactly: a presigned URL signed afresh (a new signature, date or
+/// expiry) is another URL, and its download starts from the first byte.
 ///
 /// The partial file lies beside the destination, named `.networking-*.download`. It is moved into place
 /// when the download completes, and removed by ``discard()``; one left alone for more than a day is
 /// removed when a later download starts in its folder (the value then resumes from the first byte).
 public struct ResumableDownload: Codable, Sendable, Hashable, CustomStringConvertible {
     /// The URL the download's endpoint built (before interceptors adapted it). In a value decoded from its
-    /// encoded form, the values of secret query items, and any user and password, are ``Redactor/placeholder``.
+    /// encoded form, the values of secret query items, and any user and password, are their SHA-256
+    /// digests (`sha256-<hex>`).
     public let url: URL
     /// The validator the body was served with, sent back as `If-Range`: a strong entity tag (`"v42"`),
     /// or a `Last-Modified` date when the server gave no entity tag and the date was strong.
@@ -121,35 +125,32 @@ public struct ResumableDownload: Codable, Sendable, Hashable, CustomStringConver
 
     /// `url` as a value stores it: without its fragment, with the values of secret query items (those a
     /// default ``Redactor`` hides, and the signing names the cache keeps as digests) and any user and
-    /// password replaced by the placeholder; `removedSecrets` says whether any was. Two URLs of the same
-    /// resource signed differently have the same stored form. `url` is `nil` only if no URL could be
-    /// made without its secrets.
+    /// password replaced by their SHA-256 digests (`sha256-<hex>`, as in the cache's keys:
+    /// `HTTPCaching.keyURL(_:)`); `removedSecrets` says whether any was. Two URLs have the same stored form
+    /// only when they are the same URL (but for the fragment). `url` is `nil` only if no URL could be made
+    /// without its secrets.
     static func storedForm(of url: URL) -> (url: URL?, removedSecrets: Bool) {
-        guard url.query != nil || url.fragment != nil || url.user != nil || url.password != nil,
-            var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
-        else { return (url, false) }
-        let hidden = PercentEncoding.component(Redactor.placeholder)
-        var removed = false
-        components.percentEncodedFragment = nil
-        if components.percentEncodedUser != nil || components.percentEncodedPassword != nil {
-            components.percentEncodedUser = components.percentEncodedUser.map { _ in hidden }
-            components.percentEncodedPassword = components.percentEncodedPassword.map { _ in hidden }
-            removed = true
+        let url = url.absoluteURL
+        guard url.query != nil || url.fragment != nil || url.user != nil || url.password != nil else { return (url, false) }
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return (nil, true) }   // never with its secrets
+        let redactor = Redactor()
+        let secretItem = components.percentEncodedQueryItems?.contains { item in
+            let name = item.name.removingPercentEncoding ?? item.name
+            return item.value != nil && (redactor.hidesQueryItem(named: name) || HTTPCaching.signingQueryNames.contains(name.lowercased()))
         }
-        if let items = components.percentEncodedQueryItems, !items.isEmpty {
-            let redactor = Redactor()
-            components.percentEncodedQueryItems = items.map { item in
-                let name = item.name.removingPercentEncoding ?? item.name
-                guard let value = item.value, value != hidden,
-                    redactor.hidesQueryItem(named: name) || HTTPCaching.signingQueryNames.contains(name.lowercased())
-                else { return item }
-                removed = true
-                return URLQueryItem(name: item.name, value: hidden)
-            }
-        }
-        if let stored = components.url { return (stored, removed) }
-        components.percentEncodedQuery = nil   // never the secrets: without the query rather than with them
-        return (components.url, true)
+        let removed = secretItem == true || components.percentEncodedUser != nil || components.percentEncodedPassword != nil
+        guard let stored = URL(string: HTTPCaching.keyURL(url)), stored.scheme != nil else { return (nil, true) }
+        return (stored, removed)
+    }
+
+    /// Whether this value continues a download of `url`, the URL an endpoint builds: its stored form is
+    /// exactly this value's (``storedForm(of:)``; a value decoded from its encoded form holds it already,
+    /// one kept in memory or stored by an earlier version holds the URL itself). A URL signed afresh, or
+    /// with another secret query value, is another URL.
+    func isDownload(of url: URL) -> Bool {
+        guard let endpoint = Self.storedForm(of: url).url else { return false }
+        let own = urlWithoutSecrets ? self.url : Self.storedForm(of: self.url).url
+        return own?.absoluteString == endpoint.absoluteString
     }
 
     /// Whether `name` is a partial download's: `.networking-*.download`, the name the provider gives them.
