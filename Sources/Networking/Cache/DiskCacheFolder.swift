@@ -222,7 +222,8 @@ final class DiskCacheFolder: @unchecked Sendable {
     /// with the lock held.
     func nextAccessDate() -> timespec {
         lastAccessDate = max(Int64(Date().timeIntervalSince1970 * 1e9), lastAccessDate + 1)
-        return timespec(tv_sec: Int(lastAccessDate / 1_000_000_000), tv_nsec: Int(lastAccessDate % 1_000_000_000))
+        // `clamping`: `time_t` has 32 bits on watchOS (arm64_32), so a date after 2038 is the last it holds.
+        return timespec(tv_sec: .init(clamping: lastAccessDate / 1_000_000_000), tv_nsec: .init(lastAccessDate % 1_000_000_000))
     }
 
     func locked<T>(_ body: () -> T) -> T {
