@@ -207,13 +207,14 @@ final class DiskCacheFolder: @unchecked Sendable {
         }
         switch DiskCachePartitionNames.load(inFolder: root) {
         case .found(let names):
-            return (names, scan(droppingAccountFolders: false))
+            return (names, scan(droppingOldEntries: false))
         case .unreadable:
             return nil
         case .missingOrDamaged:
-            // A new salt: the account folders of the old one (or of a version without) cannot be found.
+            // A new salt: the account folders of the old one (or of a version without) cannot be found. The
+            // public entries go too: a version without salt wrote them without a protection class.
             guard let names = DiskCachePartitionNames.create(inFolder: root) else { return nil }
-            return (names, scan(droppingAccountFolders: true))
+            return (names, scan(droppingOldEntries: true))
         }
     }
 

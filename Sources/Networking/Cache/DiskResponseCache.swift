@@ -91,7 +91,7 @@ public final class DiskResponseCache: ResponseCache, Sendable {
 
     /// The shared state of `directory`, its bounds counting `maximumBytes` until this cache goes.
     private static func register(_ maximumBytes: Int, on directory: URL) -> DiskCacheFolder {
-        let folder = DiskCacheFolderOwnership.folder(atPath: directory.standardizedFileURL.path)
+        let folder = DiskCacheFolderOwnership.folder(atPath: DiskCacheFolderOwnership.resolvedPath(of: directory))
         folder.register(maximumBytes)
         return folder
     }
