@@ -66,7 +66,7 @@ extension NetworkProvider {
     /// skips the stored value, ``CachePolicy/cacheOnly`` yields the stored value (or throws
     /// ``NetworkError/notCached``) and sends nothing. A request that says `Cache-Control: only-if-cached`
     /// (RFC 9111 §5.2.1.7) sends nothing either: it yields the stored value that
-    /// ``NetworkProvider/response(_:interceptor:)`` would answer with under the endpoint's policy, or throws
+    /// ``response(_:interceptor:)`` would answer with under the endpoint's policy, or throws
     /// ``NetworkError/notCached``. Only when nothing is sent is a stored value subject to its freshness,
     /// `must-revalidate` or `no-cache`: otherwise it is shown, marked stale, until the server's answer
     /// (which always follows) replaces or confirms it — a deliberate deviation from RFC 9111 §5.2.2.2 and
@@ -125,7 +125,7 @@ extension NetworkProvider {
 
     /// The stored response for `endpoint` (`built`, under a policy of `kind`), or `nil`: nothing is sent.
     /// However stale, unless the call sends nothing after it (`sendsNothing`: ``CachePolicy/cacheOnly``, or
-    /// `only-if-cached`): then as the endpoint's policy allows, as ``NetworkProvider/response(_:interceptor:)`` would answer.
+    /// `only-if-cached`): then as the endpoint's policy allows, as `response(_:interceptor:)` would answer.
     private func storedResponse(
         _ endpoint: some Endpoint, built: URLRequest, kind: CachePolicy.Kind, sendsNothing: Bool, interceptor: (any RequestInterceptor)?
     ) async throws -> Response? {
