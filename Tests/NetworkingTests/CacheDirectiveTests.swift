@@ -46,6 +46,35 @@ struct CacheDirectiveTests {
         #expect(stored.contains("X-Amz-Signature=sha256-") && !stored.contains("0ther5ec12e7"))
     }
 
+    @Test(
+        "a Location or Content-Location that URL cannot parse reaches the disk only as a digest, on the 200 and the 304",
+        arguments: ["https://files.example.com/my report.json", "https://files.example.com:port/report.json", "https://files example.com/{id}|.json"])
+    func unparsedSignedLocationIsDigestedOnDisk(_ base: String) async throws {
+        // GIVEN a disk cache, and a resource whose URL-valued headers are signed but not parsable by URL
+        // (an invalid host or port everywhere; a space, `{` or `|` on iOS 15/16 and older Foundations)
+        let folder = try makeScratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let signed = "\(base)?X-Amz-Credential=AKIAEXAMPLE&X-Amz-Signature=5ec12e7516a1de"
+        let resource = MockResource.json(
+            Profile(name: "Kim"), etag: "\"v1\"", cacheControl: "max-age=60", headers: ["Content-Location": signed, "Location": signed])
+        server.stub(.get, "/v1/profile", resource: resource)
+        let provider = provider(cache: DiskResponseCache(directory: folder))
+        _ = try await provider.response(CachedEndpoint())
+        // WHEN the entry is revalidated, and the 304 signs the URL anew
+        clock.advance(by: 61)
+        let resigned = signed.replacingOccurrences(of: "5ec12e7516a1de", with: "0ther5ec12e7")
+        resource.setHeader("Content-Location", to: resigned)
+        resource.setHeader("Location", to: resigned)
+        let revalidated = try await provider.response(CachedEndpoint())
+        // THEN no file below the folder holds either signature or the credential
+        #expect(revalidated.report.cache == .revalidated)
+        let bytes = try filesBytes(in: folder)
+        #expect(!bytes.isEmpty)
+        for secret in ["5ec12e7516a1de", "0ther5ec12e7", "AKIAEXAMPLE"] {
+            #expect(bytes.range(of: Data(secret.utf8)) == nil, "\(secret) is on disk in the clear")
+        }
+    }
+
     // MARK: must-revalidate and no-cache (RFC 9111 §4.2.4, §5.2.2.2, §5.2.2.4)
 
     @Test(
@@ -162,6 +191,41 @@ struct CacheDirectiveTests {
         }
         #expect(values.isEmpty)   // no-cache: not usable without the server
         #expect(server.requests.count == 2)
+    }
+
+    @Test(
+        "cached-then-fresh with only-if-cached shows what response(_:) would answer, under the endpoint's own policy (RFC 9111 §5.2.1.7)",
+        arguments: [CachePolicy.http, .staleIfError(upTo: 600)])
+    func cachedThenFreshOnlyIfCachedKeepsThePolicy(_ policy: CachePolicy) async throws {
+        // GIVEN an entry fresh for 60 s, asked for 700 s later (past the policy's tolerance)
+        server.stub(.get, "/v1/profile", resource: MockResource.json(Profile(name: "Kim"), etag: "\"v1\"", cacheControl: "max-age=60"))
+        let provider = provider(policy: policy)
+        _ = try await provider.response(CachedEndpoint())
+        clock.advance(by: 760)
+        let offline = CachedEndpoint(headers: ["Cache-Control": "only-if-cached"])
+        // WHEN both ask for it with only-if-cached
+        await #expect(throws: NetworkError.notCached) { try await provider.response(offline) }
+        var values: [CachedOrFresh<Profile>] = []
+        await #expect(throws: NetworkError.notCached) {
+            for try await value in provider.cachedThenFresh(offline, as: Profile.self) { values.append(value) }
+        }
+        // THEN neither shows the entry, and nothing is sent
+        #expect(values.isEmpty)
+        #expect(server.requests.count == 1)
+    }
+
+    @Test("cached-then-fresh with only-if-cached under staleIfError shows an entry within its tolerance, marked stale, sending nothing")
+    func cachedThenFreshOnlyIfCachedWithinTolerance() async throws {
+        server.stub(.get, "/v1/profile", resource: MockResource.json(Profile(name: "Kim"), etag: "\"v1\"", cacheControl: "max-age=60"))
+        let provider = provider(policy: .staleIfError(upTo: 600))
+        _ = try await provider.response(CachedEndpoint())
+        clock.advance(by: 360)
+        let offline = CachedEndpoint(headers: ["Cache-Control": "only-if-cached"])
+        var values: [CachedOrFresh<Profile>] = []
+        for try await value in provider.cachedThenFresh(offline, as: Profile.self) { values.append(value) }
+        #expect(values.map(\.isStale) == [true])
+        #expect(values.map(\.isFromCache) == [true])
+        #expect(server.requests.count == 1)
     }
 
     // MARK: a 304 dates the entry (RFC 9110 §6.6.1, RFC 9111 §4.3.4)

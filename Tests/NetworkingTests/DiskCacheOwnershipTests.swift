@@ -230,7 +230,7 @@ struct DiskCacheOwnershipTests {
     }
 
     @Test(arguments: ["empty", "torn", "flipped", "missing"])
-    func aDamagedSaltFileGivesANewSaltAndDropsTheOldAccountFolders(damage: String) async throws {
+    func aDamagedSaltFileGivesANewSaltAndDropsTheOldEntries(damage: String) async throws {
         // GIVEN a folder with a public entry and an account's, whose salt file is then damaged
         let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -249,11 +249,12 @@ struct DiskCacheOwnershipTests {
         if damage != "missing" { try salt.write(to: saltFile) }
         // WHEN a cache opens the folder
         let cache = DiskResponseCache(directory: folder)
-        // THEN the account's entry misses and its old folder is gone; the public entry stays
+        // THEN the account's entry misses and its old folder is gone; the public entry too (a new salt is
+        // also the first use by this version of a folder an earlier one filled: its classes may be weaker)
         #expect(await cache.cachedResponse(for: profile) == nil)
         #expect(accountFolders(in: folder).isEmpty)
-        #expect(await cache.cachedResponse(for: news) == CacheFixture.response(for: news))
-        #expect(await cache.count == 1)
+        #expect(await cache.cachedResponse(for: news) == nil)
+        #expect(await cache.count == 0)
         // WHEN the account's entry is stored again, THEN it reads back (after a reopening, too)
         await cache.store(CacheFixture.response(for: profile), for: profile)
         #expect(await cache.cachedResponse(for: profile) == CacheFixture.response(for: profile))

@@ -72,38 +72,44 @@ struct DiskResponseCacheTests {
         let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let limit = 5 * 1_024 * 1_024
-        let cache = DiskResponseCache(directory: folder, maximumBytes: limit)
-        // WHEN 10,000 entries of 1 to 2 KB (about 18 MB) are stored by 8 tasks, a tenth of them in an account's partition
-        let keys = (0..<10_000).map { CacheFixture.key("items/\($0)", partition: $0.isMultiple(of: 10) ? "0123abcd" : nil) }
-        let response: @Sendable (Int) -> CachedResponse = { index in
-            CacheFixture.response(for: keys[index], bodySize: 1_024 + (index * 37) % 1_024, seed: index)
-        }
-        let started = Date()
-        await withTaskGroup(of: Void.self) { group in
-            for worker in 0..<8 {
-                group.addTask {
-                    for index in stride(from: worker, to: keys.count, by: 8) { await cache.store(response(index), for: keys[index]) }
+        var onDisk: [String: Int] = [:]
+        var seconds = 0.0
+        do {
+            let cache = DiskResponseCache(directory: folder, maximumBytes: limit)
+            // WHEN 10,000 entries of 1 to 2 KB (about 18 MB) are stored by 8 tasks, a tenth of them in an account's partition
+            let keys = (0..<10_000).map { CacheFixture.key("items/\($0)", partition: $0.isMultiple(of: 10) ? "0123abcd" : nil) }
+            let response: @Sendable (Int) -> CachedResponse = { index in
+                CacheFixture.response(for: keys[index], bodySize: 1_024 + (index * 37) % 1_024, seed: index)
+            }
+            let started = Date()
+            await withTaskGroup(of: Void.self) { group in
+                for worker in 0..<8 {
+                    group.addTask {
+                        for index in stride(from: worker, to: keys.count, by: 8) { await cache.store(response(index), for: keys[index]) }
+                    }
                 }
             }
+            seconds = Date().timeIntervalSince(started)
+            // THEN the files on disk take at most the limit, the cache counts exactly them, and none is temporary
+            onDisk = files(in: folder)
+            let total = onDisk.values.reduce(0, +)
+            #expect(total <= limit)
+            #expect(total > limit / 2)
+            #expect(await cache.byteCount == total)
+            #expect(await cache.count == onDisk.count)
+            #expect(onDisk.keys.allSatisfy { !$0.contains(".tmp-") })
+            // THEN every entry left reads back equal
+            var found = 0
+            for index in keys.indices {
+                guard let hit = await cache.cachedResponse(for: keys[index]) else { continue }
+                #expect(hit == response(index))
+                found += 1
+            }
+            #expect(found == onDisk.count)
         }
-        let seconds = Date().timeIntervalSince(started)
-        // THEN the files on disk take at most the limit, the cache counts exactly them, and none is temporary
-        let onDisk = files(in: folder)
+        // THEN a relaunched cache lists them all on its first use (the first one gone, with its index)
+        try await waitUntilNoCacheUses(folder)
         let total = onDisk.values.reduce(0, +)
-        #expect(total <= limit)
-        #expect(total > limit / 2)
-        #expect(await cache.byteCount == total)
-        #expect(await cache.count == onDisk.count)
-        #expect(onDisk.keys.allSatisfy { !$0.contains(".tmp-") })
-        // THEN every entry left reads back equal
-        var found = 0
-        for index in keys.indices {
-            guard let hit = await cache.cachedResponse(for: keys[index]) else { continue }
-            #expect(hit == response(index))
-            found += 1
-        }
-        #expect(found == onDisk.count)
-        // THEN a relaunched cache lists them all on its first use
         let relaunched = DiskResponseCache(directory: folder, maximumBytes: limit)
         let listing = Date()
         #expect(await relaunched.count == onDisk.count)
@@ -128,7 +134,8 @@ struct DiskResponseCacheTests {
             byteCount = await first.byteCount
         }
         // WHEN the first is gone and a new cache opens the same folder (a cache while another lives on the
-        // folder shares its entries)
+        // folder shares its entries: wait until it has let the folder go)
+        try await waitUntilNoCacheUses(folder)
         let second = DiskResponseCache(directory: folder, maximumBytes: 200 * size)
         // THEN it holds the same entries, each equal to what the first read
         #expect(survivors.count > 150)
@@ -144,7 +151,12 @@ struct DiskResponseCacheTests {
         // GIVEN a cache with room for three and a half entries that stored a, b, c and then read a
         let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let (_, keys, limit) = try await threeEntriesOfWhichTheFirstWasRead(in: folder)
+        let (keys, limit) = try await { () async throws -> ([CacheKey], Int) in
+            let (first, keys, limit) = try await threeEntriesOfWhichTheFirstWasRead(in: folder)
+            #expect(await first.count == 3)
+            return (keys, limit)
+        }()
+        try await waitUntilNoCacheUses(folder)   // else the new cache shares the first's index, or finds its lock still held
         // WHEN a new cache on the folder stores d
         let second = DiskResponseCache(directory: folder, maximumBytes: limit)
         await second.store(CacheFixture.response(for: keys[3]), for: keys[3])
@@ -235,10 +247,14 @@ struct DiskResponseCacheTests {
         let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let (a, b) = (CacheFixture.key("a"), CacheFixture.key("b"))
-        let cache = DiskResponseCache(directory: folder)
-        await cache.store(CacheFixture.response(for: a), for: a)
-        let fileA = try onlyEntryFile(in: folder)
-        await cache.store(CacheFixture.response(for: b), for: b)
+        let fileA: URL
+        do {
+            let cache = DiskResponseCache(directory: folder)
+            await cache.store(CacheFixture.response(for: a), for: a)
+            fileA = try onlyEntryFile(in: folder)
+            await cache.store(CacheFixture.response(for: b), for: b)
+        }
+        try await waitUntilNoCacheUses(folder)
         let fileB = try #require(files(in: folder).keys.map { folder.appendingPathComponent($0) }.first { $0 != fileA })
         try FileManager.default.removeItem(at: fileB)
         try FileManager.default.copyItem(at: fileA, to: fileB)
@@ -279,18 +295,22 @@ struct DiskResponseCacheTests {
         // GIVEN entries of two accounts and public ones, under the same URLs
         let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let cache = DiskResponseCache(directory: folder)
         let alice = CacheKey.partition(forAccount: "alice")
         let bob = CacheKey.partition(forAccount: "bob")
         let keys = [alice, bob, nil].flatMap { partition in (0..<3).map { CacheFixture.key("feed/\($0)", partition: partition) } }
-        for key in keys { await cache.store(CacheFixture.response(for: key), for: key) }
-        // WHEN alice's partition is removed
-        await cache.removeAll(inPartition: alice)
-        // THEN only alice's entries miss, her folder is gone, and a relaunch agrees
+        do {
+            let first = DiskResponseCache(directory: folder)
+            for key in keys { await first.store(CacheFixture.response(for: key), for: key) }
+            // WHEN alice's partition is removed
+            await first.removeAll(inPartition: alice)
+            // THEN only alice's entries miss, and her folder is gone
+            for key in keys { #expect(await (first.cachedResponse(for: key) != nil) == (key.partition != alice)) }
+            #expect(files(in: folder).count == 6)
+        }
+        // THEN a relaunch agrees
+        try await waitUntilNoCacheUses(folder)
+        let cache = DiskResponseCache(directory: folder)
         for key in keys { #expect(await (cache.cachedResponse(for: key) != nil) == (key.partition != alice)) }
-        #expect(files(in: folder).count == 6)
-        let relaunched = DiskResponseCache(directory: folder)
-        for key in keys { #expect(await (relaunched.cachedResponse(for: key) != nil) == (key.partition != alice)) }
         // WHEN the public partition is removed, then everything
         await cache.removeAll(inPartition: nil)
         #expect(await cache.count == 3)
@@ -345,32 +365,36 @@ struct DiskResponseCacheTests {
         let keys = (0..<60).map { CacheFixture.key("shared/\($0)", partition: $0.isMultiple(of: 4) ? "beef" : nil) }
         let versions = keys.map { key in [0, 1].map { CacheFixture.response(for: key, bodySize: 2_000, seed: $0) } }
         let size = try await fileSize(of: versions[0][0], for: keys[0])
-        let cache = DiskResponseCache(directory: folder, maximumBytes: 40 * size)
-        // WHEN 400 tasks store, read and remove at once (so the same key is often stored by two at a time)
-        let wrongReads = await withTaskGroup(of: Int.self) { group in
-            for task in 0..<400 {
-                group.addTask {
-                    let index = (task * 7) % keys.count
-                    await cache.store(versions[index][task % 2], for: keys[index])
-                    var wrong = 0
-                    for offset in 0..<3 {
-                        let other = (index + offset * 13) % keys.count
-                        if let hit = await cache.cachedResponse(for: keys[other]), !versions[other].contains(hit) { wrong += 1 }
+        var onDisk: [String: Int] = [:]
+        do {
+            let cache = DiskResponseCache(directory: folder, maximumBytes: 40 * size)
+            // WHEN 400 tasks store, read and remove at once (so the same key is often stored by two at a time)
+            let wrongReads = await withTaskGroup(of: Int.self) { group in
+                for task in 0..<400 {
+                    group.addTask {
+                        let index = (task * 7) % keys.count
+                        await cache.store(versions[index][task % 2], for: keys[index])
+                        var wrong = 0
+                        for offset in 0..<3 {
+                            let other = (index + offset * 13) % keys.count
+                            if let hit = await cache.cachedResponse(for: keys[other]), !versions[other].contains(hit) { wrong += 1 }
+                        }
+                        if task.isMultiple(of: 25) { await cache.removeResponse(for: keys[(index + 5) % keys.count]) }
+                        if task.isMultiple(of: 150) { await cache.removeAll(inPartition: "beef") }
+                        return wrong
                     }
-                    if task.isMultiple(of: 25) { await cache.removeResponse(for: keys[(index + 5) % keys.count]) }
-                    if task.isMultiple(of: 150) { await cache.removeAll(inPartition: "beef") }
-                    return wrong
                 }
+                return await group.reduce(0, +)
             }
-            return await group.reduce(0, +)
+            // THEN every hit was a whole version of its key; the index, the disk and a relaunch agree
+            #expect(wrongReads == 0)
+            onDisk = files(in: folder)
+            #expect(onDisk.keys.allSatisfy { !$0.contains(".tmp-") && !$0.contains(".trash-") })
+            #expect(onDisk.values.reduce(0, +) <= 40 * size)
+            #expect(await cache.count == onDisk.count)
+            #expect(await cache.byteCount == onDisk.values.reduce(0, +))
         }
-        // THEN every hit was a whole version of its key; the index, the disk and a relaunch agree
-        #expect(wrongReads == 0)
-        let onDisk = files(in: folder)
-        #expect(onDisk.keys.allSatisfy { !$0.contains(".tmp-") && !$0.contains(".trash-") })
-        #expect(onDisk.values.reduce(0, +) <= 40 * size)
-        #expect(await cache.count == onDisk.count)
-        #expect(await cache.byteCount == onDisk.values.reduce(0, +))
+        try await waitUntilNoCacheUses(folder)
         let relaunched = DiskResponseCache(directory: folder)
         var found = 0
         for (index, key) in keys.enumerated() {

@@ -90,10 +90,10 @@ struct CacheControl: Equatable {
     /// A delta-seconds argument: digits only; a huge value is clamped (never an overflow).
     private static func seconds(_ bytes: Bytes?) -> TimeInterval? {
         guard let bytes, !bytes.isEmpty else { return nil }
-        var value = 0
+        var value: Int64 = 0   // not Int: 32 bits on watchOS (arm64_32)
         for byte in bytes {
             guard byte >= 0x30, byte <= 0x39 else { return nil }
-            value = min(value * 10 + Int(byte - 0x30), 999_999_999_999)
+            value = min(value * 10 + Int64(byte - 0x30), 999_999_999_999)
         }
         return TimeInterval(value)
     }

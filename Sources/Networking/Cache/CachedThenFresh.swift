@@ -64,10 +64,13 @@ extension NetworkProvider {
     /// without monitor events; the network part is a call like any other (adapt, auth, retries, deadline).
     /// The endpoint's policy holds: ``CachePolicy/disabled`` reads and stores nothing, ``CachePolicy/reload``
     /// skips the stored value, ``CachePolicy/cacheOnly`` yields the stored value (or throws
-    /// ``NetworkError/notCached``) and sends nothing, and so does a request that says
-    /// `Cache-Control: only-if-cached` (RFC 9111 §5.2.1.7). Only then is a stored value subject to its
+    /// ``NetworkError/notCached``) and sends nothing. A request that says `Cache-Control: only-if-cached`
+    /// (RFC 9111 §5.2.1.7) sends nothing either: it yields the stored value that
+    /// ``response(_:interceptor:)`` would answer with under the endpoint's policy, or throws
+    /// ``NetworkError/notCached``. Only when nothing is sent is a stored value subject to its freshness,
     /// `must-revalidate` or `no-cache`: otherwise it is shown, marked stale, until the server's answer
-    /// (which always follows) replaces or confirms it.
+    /// (which always follows) replaces or confirms it — a deliberate deviation from RFC 9111 §5.2.2.2 and
+    /// §5.2.2.4 (see Caching.md).
     ///
     /// ```swift
     /// for try await update in provider.cachedThenFresh(UserAPI.user(id: 1), as: User.self) {
@@ -84,22 +87,25 @@ extension NetworkProvider {
                 do {
                     var yielded = false
                     let built = try builtRequestAndBody(for: endpoint).request
-                    var kind = (endpoint.cachePolicy ?? cachePolicy).kind
-                    if HTTPCaching.onlyIfCached(built), kind != .reload, kind != .disabled { kind = .cacheOnly }   // never the network
-                    if let stored = try await storedResponse(endpoint, built: built, kind: kind, interceptor: interceptor),
+                    let kind = (endpoint.cachePolicy ?? cachePolicy).kind
+                    // only-if-cached stops the network only: the endpoint's policy decides which entry answers,
+                    // as in response(_:) (RFC 9111 §5.2.1.7).
+                    let sendsNothing = kind == .cacheOnly || (HTTPCaching.onlyIfCached(built) && kind != .reload && kind != .disabled)
+                    if let stored = try await storedResponse(endpoint, built: built, kind: kind, sendsNothing: sendsNothing, interceptor: interceptor),
                         let value = try? decode(stored, as: type, decoder: endpoint.decoder)   // undecodable: the network's value replaces it
                     {
                         continuation.yield(CachedOrFresh(value: value, isFromCache: true, isStale: stored.report.cache?.isStale ?? false))
                         yielded = true
                     }
-                    var mode = TransferMode()
-                    switch kind {
-                    case .http, .staleIfError, .cacheElseLoad, .revalidate, .preview:
-                        mode.cachePolicy = .revalidate   // ask the server, conditionally when the entry has a validator
-                    case .cacheOnly:
+                    if sendsNothing {
                         guard yielded else { throw NetworkError.notCached }
                         continuation.finish()   // no request: the stored value was all there is
                         return
+                    }
+                    var mode = TransferMode()
+                    switch kind {
+                    case .http, .staleIfError, .cacheElseLoad, .revalidate, .preview, .cacheOnly:
+                        mode.cachePolicy = .revalidate   // ask the server, conditionally when the entry has a validator
                     case .reload, .disabled:
                         break   // the endpoint's own policy: a full load (stored as usual), or no cache at all
                     }
@@ -118,14 +124,14 @@ extension NetworkProvider {
     }
 
     /// The stored response for `endpoint` (`built`, under a policy of `kind`), or `nil`: nothing is sent.
-    /// However stale, unless the call sends nothing after it (``CachePolicy/cacheOnly``): then as that
-    /// policy allows.
+    /// However stale, unless the call sends nothing after it (`sendsNothing`: ``CachePolicy/cacheOnly``, or
+    /// `only-if-cached`): then as the endpoint's policy allows, as `response(_:interceptor:)` would answer.
     private func storedResponse(
-        _ endpoint: some Endpoint, built: URLRequest, kind: CachePolicy.Kind, interceptor: (any RequestInterceptor)?
+        _ endpoint: some Endpoint, built: URLRequest, kind: CachePolicy.Kind, sendsNothing: Bool, interceptor: (any RequestInterceptor)?
     ) async throws -> Response? {
         guard cache != nil, kind != .disabled, kind != .reload else { return nil }
         var mode = TransferMode()
-        mode.cachePolicy = kind == .cacheOnly ? .cacheOnly : .preview
+        mode.cachePolicy = sendsNothing ? nil : .preview   // nil: the endpoint's own policy
         do {
             let consultation = try await consultCache(
                 built, for: endpoint, chain: chain(with: interceptor), ownInterceptor: interceptor != nil,

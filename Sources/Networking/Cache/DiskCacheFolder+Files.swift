@@ -127,14 +127,18 @@ extension DiskCacheFolder {
 
     /// The entry files in the folder, with their sizes and modification dates. Removes the temporary files
     /// and trash folders a crash left behind, anything not a regular file where an entry file should be,
-    /// and, when `droppingAccountFolders` (the salt is new), every account's subfolder. Called by the
-    /// folder's owner only: the temporary files of another would be in the middle of a write.
-    func scan(droppingAccountFolders: Bool) -> [FoundFile] {
+    /// and, when `droppingOldEntries` (the salt is new), every partition's subfolder: an account's cannot
+    /// be found with the new salt, and the public one was written by an earlier version (or with a salt
+    /// lost since), perhaps with a weaker protection class than asked for now. Called by the folder's owner
+    /// only: the temporary files of another would be in the middle of a write.
+    func scan(droppingOldEntries: Bool) -> [FoundFile] {
         let manager = FileManager.default
         var found: [FoundFile] = []
         for folder in (try? manager.contentsOfDirectory(atPath: root)) ?? [] {
-            if folder.hasPrefix(Self.trashPrefix) || (droppingAccountFolders && DiskCachePartitionNames.isAccountFolderName(folder)) {
+            let isOld = droppingOldEntries && (folder == "public" || DiskCachePartitionNames.isAccountFolderName(folder))
+            if folder.hasPrefix(Self.trashPrefix) || isOld {
                 try? manager.removeItem(atPath: "\(root)/\(folder)")
+                continue
             }
             guard DiskCachePartitionNames.isFolderName(folder) else { continue }
             for name in (try? manager.contentsOfDirectory(atPath: "\(root)/\(folder)")) ?? [] {

@@ -207,13 +207,14 @@ final class DiskCacheFolder: @unchecked Sendable {
         }
         switch DiskCachePartitionNames.load(inFolder: root) {
         case .found(let names):
-            return (names, scan(droppingAccountFolders: false))
+            return (names, scan(droppingOldEntries: false))
         case .unreadable:
             return nil
         case .missingOrDamaged:
-            // A new salt: the account folders of the old one (or of a version without) cannot be found.
+            // A new salt: the account folders of the old one (or of a version without) cannot be found. The
+            // public entries go too: a version without salt wrote them without a protection class.
             guard let names = DiskCachePartitionNames.create(inFolder: root) else { return nil }
-            return (names, scan(droppingAccountFolders: true))
+            return (names, scan(droppingOldEntries: true))
         }
     }
 
@@ -222,7 +223,8 @@ final class DiskCacheFolder: @unchecked Sendable {
     /// with the lock held.
     func nextAccessDate() -> timespec {
         lastAccessDate = max(Int64(Date().timeIntervalSince1970 * 1e9), lastAccessDate + 1)
-        return timespec(tv_sec: Int(lastAccessDate / 1_000_000_000), tv_nsec: Int(lastAccessDate % 1_000_000_000))
+        // `clamping`: `time_t` has 32 bits on watchOS (arm64_32), so a date after 2038 is the last it holds.
+        return timespec(tv_sec: .init(clamping: lastAccessDate / 1_000_000_000), tv_nsec: .init(lastAccessDate % 1_000_000_000))
     }
 
     func locked<T>(_ body: () -> T) -> T {

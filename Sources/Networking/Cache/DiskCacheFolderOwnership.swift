@@ -8,7 +8,27 @@ enum DiskCacheFolderOwnership {
 
     private static let registry = Registry()
 
-    /// The state of the folder at `path` (a standardized path) in this process: the one every cache on it
+    /// `directory`'s path with its symbolic links resolved, as far as it exists (the rest as given): one
+    /// folder has one path, however it is reached (`/var/…` and `/private/var/…` on Apple platforms), so
+    /// that the caches on it share one state rather than fight over its lock file. No file is created.
+    static func resolvedPath(of directory: URL) -> String {
+        let standardized = directory.standardizedFileURL.path
+        var existing = standardized
+        var missing: [String] = []   // the trailing components that do not exist (yet), last first
+        while true {
+            if let resolved = realpath(existing, nil) {
+                defer { free(resolved) }
+                let base = String(cString: resolved)
+                return missing.reversed().reduce(base) { $0.hasSuffix("/") ? $0 + $1 : $0 + "/" + $1 }
+            }
+            let parent = (existing as NSString).deletingLastPathComponent
+            guard errno == ENOENT, !parent.isEmpty, parent != existing else { return standardized }
+            missing.append((existing as NSString).lastPathComponent)
+            existing = parent
+        }
+    }
+
+    /// The state of the folder at `path` (a path with its symbolic links resolved) in this process: the one every cache on it
     /// uses while any of them lives, else a new one.
     static func folder(atPath path: String) -> DiskCacheFolder {
         registry.folder(atPath: path)

@@ -9,8 +9,9 @@ import Foundation
 /// signing an account out removes one folder, and its name cannot be matched to an account without the
 /// salt. A file holds its key (with the salted partition), the response and a checksum (see
 /// `DiskCacheEntryFormat`); one that is truncated, damaged or of another version is a miss, and is removed.
-/// A salt file that is missing or damaged is replaced by a new salt, and the account folders of the old
-/// one, which can no longer be found, are removed.
+/// A salt file that is missing or damaged (or not there yet: a folder an earlier version filled) is replaced
+/// by a new salt, and the entries of the old one are removed: the account folders, which can no longer be
+/// found, and the public entries, whose files an earlier version gave a weaker protection class.
 ///
 /// - Writes are atomic: an entry is written to a temporary file in its folder and renamed into place, so
 ///   no reader ever sees half an entry; temporary files a crash left behind are removed at the next launch.
@@ -21,14 +22,21 @@ import Foundation
 ///   keep in step or to lose.
 /// - File protection: by default the files get the app's default data protection class (the cache sets
 ///   none); pass a ``FileProtection`` to ask for one. An entry whose class cannot be set is not written.
+///   Each cache writes its entries with its own class, also over an entry another cache on the folder
+///   wrote: give every cache on a folder the same class.
 /// - It never throws: a folder it cannot create or a file it cannot write makes misses.
 ///
 /// One owner per folder. In a process, every cache on a folder (each ``inCachesDirectory(named:maximumBytes:)``
-/// call makes one) shares one index: the entries, the bound (the smallest of theirs) and the files being
-/// written. Across processes (an app and its extension on a shared container) the first to use the folder
-/// owns it, through an exclusive `flock` on its `.lock` file, until its last cache on the folder goes; a
-/// cache in another process meanwhile reads and stores nothing (misses), but still removes what it is
-/// asked to, so a sign-out there clears the account's entries.
+/// call makes one; a path through a symbolic link is the same folder) shares one index: the entries, the
+/// bound (the smallest of theirs) and the files being written. Across processes the first to use the
+/// folder owns it, through an exclusive `flock` on its `.lock` file, held from its first call until its
+/// last cache on the folder goes; a cache in another process meanwhile reads and stores nothing (misses),
+/// but still removes what it is asked to.
+///
+/// - Important: Never put the folder in a shared App Group container: iOS kills a suspended app that
+///   holds a file lock in a shared container (exception code `0xdead10cc`), and the cache holds its lock
+///   while it lives. The app's own caches directory (``inCachesDirectory(named:maximumBytes:)``) is fine;
+///   an app and its extension each keep a cache in their own container.
 ///
 /// ```swift
 /// let cache = DiskResponseCache.inCachesDirectory()
@@ -64,7 +72,8 @@ public final class DiskResponseCache: ResponseCache, Sendable {
     /// its entries (see the type's description).
     ///
     /// - Parameters:
-    ///   - directory: a folder for this cache alone, e.g. in the caches directory (see
+    ///   - directory: a folder for this cache alone, in the app's own container (never a shared App Group
+    ///     container: see the type's description), e.g. in the caches directory (see
     ///     ``inCachesDirectory(named:maximumBytes:fileProtection:)``). The cache only touches the subfolders
     ///     and files it names (and its `.lock` and `.partition-salt` files), and removes the subfolders in
     ///     ``removeAll()``.
@@ -91,7 +100,7 @@ public final class DiskResponseCache: ResponseCache, Sendable {
 
     /// The shared state of `directory`, its bounds counting `maximumBytes` until this cache goes.
     private static func register(_ maximumBytes: Int, on directory: URL) -> DiskCacheFolder {
-        let folder = DiskCacheFolderOwnership.folder(atPath: directory.standardizedFileURL.path)
+        let folder = DiskCacheFolderOwnership.folder(atPath: DiskCacheFolderOwnership.resolvedPath(of: directory))
         folder.register(maximumBytes)
         return folder
     }

@@ -76,12 +76,14 @@ enum HTTPCaching {
     }
 
     /// A header's value as stored: a URL-valued one (`Location`, `Content-Location`) with its secrets
-    /// digested as in a key (a signed redirect must not reach the disk).
+    /// digested as in a key (a signed redirect must not reach the disk). One that `URL` cannot parse (an
+    /// invalid host, or a space or `|` where Foundation does not encode them) yet may hold a query,
+    /// fragment or user information is stored as the SHA-256 digest of the whole value.
     private static func storedValue(_ value: String, of name: String) -> String {
         guard HeaderFields.sameName(name, "Location") || HeaderFields.sameName(name, "Content-Location"),
-            value.contains(where: { $0 == "?" || $0 == "@" || $0 == "#" }),
-            let url = URL(string: value)
+            value.contains(where: { $0 == "?" || $0 == "@" || $0 == "#" })
         else { return value }
+        guard let url = URL(string: value) else { return "sha256:" + SHA256.hex(value) }
         return keyURL(url)
     }
 
@@ -189,10 +191,10 @@ enum HTTPCaching {
         for member in text.utf8.split(separator: UInt8(ascii: ",")) {
             let digits = CacheControl.trimmed(member[...])
             guard !digits.isEmpty else { continue }   // an empty list element does not count (RFC 9110 §5.6.1.2)
-            var value = 0
+            var value: Int64 = 0   // not Int: 32 bits on watchOS (arm64_32)
             for byte in digits {
                 guard byte >= 0x30, byte <= 0x39 else { return nil }
-                value = min(value * 10 + Int(byte - 0x30), largestDeltaSeconds)
+                value = min(value * 10 + Int64(byte - 0x30), largestDeltaSeconds)
             }
             return TimeInterval(value)
         }
@@ -200,7 +202,7 @@ enum HTTPCaching {
     }
 
     /// What a delta-seconds value too large to hold counts as (RFC 9111 §1.2.2).
-    static let largestDeltaSeconds = 2_147_483_648
+    static let largestDeltaSeconds: Int64 = 2_147_483_648
 
     /// How many seconds `entry` is past its freshness at `now` (0 while fresh).
     static func staleness(of entry: CachedResponse, now: Date) -> TimeInterval {

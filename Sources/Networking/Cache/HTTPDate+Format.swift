@@ -9,8 +9,9 @@ extension HTTPDate {
     /// before 1970, after 9999 or not finite is written as the nearest of those bounds.
     static func format(_ date: Date) -> String {
         let seconds = date.timeIntervalSince1970
-        let clamped = seconds.isFinite ? Int(min(max(seconds, 0), 253_402_300_799).rounded(.down)) : (seconds > 0 ? 253_402_300_799 : 0)
-        let (days, time) = (clamped / 86_400, clamped % 86_400)
+        // Int64, not Int (32 bits on watchOS, arm64_32): the seconds up to 9999 need 38 bits, the days 22.
+        let clamped: Int64 = seconds.isFinite ? Int64(min(max(seconds, 0), 253_402_300_799).rounded(.down)) : (seconds > 0 ? 253_402_300_799 : 0)
+        let (days, time) = (Int(clamped / 86_400), Int(clamped % 86_400))
         // Days since 1970 to a Gregorian date (the civil-from-days algorithm: eras of 400 years, March first).
         let shifted = days + 719_468
         let era = shifted / 146_097

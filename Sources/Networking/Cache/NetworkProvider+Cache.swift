@@ -219,7 +219,7 @@ extension NetworkProvider {
     private func cachedResponse(_ entry: CachedResponse, for request: URLRequest, age: TimeInterval) -> Response? {
         var headers = entry.headers
         if let name = headers.keys.first(where: { HeaderFields.sameName($0, "Age") }) { headers.removeValue(forKey: name) }
-        headers["Age"] = String(Int(min(max(age, 0), 2_147_483_648)))
+        headers["Age"] = String(Int64(age.isNaN ? 0 : min(max(age, 0), 2_147_483_648)))   // Int64: Int may have 32 bits
         // The request's URL: the entry's has secret query values replaced (a redirected answer is never stored).
         guard let http = HTTPURLResponse(url: request.url ?? entry.url, statusCode: entry.statusCode, httpVersion: "HTTP/1.1", headerFields: headers) else {
             return nil
