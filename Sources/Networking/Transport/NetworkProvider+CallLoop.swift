@@ -1,0 +1,228 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+extension NetworkProvider {
+    /// Sends one call, its body handled as `mode` says: the pipeline every public call goes through.
+    func perform(
+        _ endpoint: some Endpoint,
+        interceptor: (any RequestInterceptor)?,
+        refreshing: UUID?,
+        mode: TransferMode
+    ) async throws -> (response: Response, delivered: DeliveredBody?) {
+        let started = DispatchTime.now()
+        let context = RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: refreshing)
+        var sent: URLRequest?
+        var statuses: [Int?] = []   // one per attempt: its status, or nil when none came
+        var hops: [RedirectHop] = []
+        var spooled: URL?
+        var cacheUse: CacheUse?
+        defer { if let spooled { try? FileManager.default.removeItem(at: spooled) } }   // our temporary copy; nothing to report
+        do {
+            let deadline = try Deadline(seconds: endpoint.deadline ?? self.deadline)
+            var (built, body) = try builtRequestAndBody(for: endpoint)
+            var mode = mode
+            switch body {
+            case .file(let file, _)?:
+                mode.bodyFile = file
+            case .spooled(let form)?:
+                let file = FileManager.default.temporaryDirectory.appendingPathComponent("networking-\(UUID().uuidString).multipart")
+                spooled = file
+                let (contentType, length) = try await form.spool(to: file)
+                built.setHeaderFields(["Content-Type": contentType, "Content-Length": String(length)])   // the boundary always wins over an endpoint's type
+                mode.bodyFile = file
+            case .inline?, nil:
+                break
+            }
+            sent = built
+            if !events.isEmpty { events.send { [built] in $0.requestDidBuild(built, context: context) } }
+            let chain = chain(with: interceptor)
+            var request = built
+            if cache != nil || (mode.cachePolicy ?? endpoint.cachePolicy ?? cachePolicy).kind == .cacheOnly || HTTPCaching.onlyIfCached(built) {
+                switch try await consultCache(built, for: endpoint, chain: chain, ownInterceptor: interceptor != nil, context: context, mode: mode) {
+                case .answer(let response, let result, let key):
+                    let report = CallReport(statusCodes: [], duration: started.secondsElapsed, cache: result)
+                    return (answered(response, report: report, key: key, request: built, context: context), nil)
+                case .send(let conditional, let use):
+                    (request, cacheUse) = (conditional, use)
+                }
+            }
+            var (response, delivered): (Response, DeliveredBody?)
+            do {
+                (response, delivered) = try await run(
+                    request, for: endpoint, context: context, chain: chain, deadline: deadline, mode: mode, cacheUse: cacheUse,
+                    sent: &sent, statuses: &statuses, hops: &hops)
+            } catch  where cacheUse?.revalidates == true && statuses.last == .some(304) {
+                // A 304 about another representation than the stored one: ask again, without conditions.
+                if let use = cacheUse { await use.cache.removeResponse(for: use.key) }
+                cacheUse?.entry = nil
+                cacheUse?.revalidates = false
+                (response, delivered) = try await run(
+                    built, for: endpoint, context: context, chain: chain, deadline: deadline, mode: mode, cacheUse: cacheUse,
+                    sent: &sent, statuses: &statuses, hops: &hops)
+            }
+            var cacheResult: CacheResult?
+            if let use = cacheUse {
+                cacheResult = await updateCache(
+                    // A 304 the endpoint accepts as it is (it names another ETag) is no revalidation: the entry goes.
+                    with: response, use: use, revalidated: use.revalidates && statuses.last == .some(304) && response.statusCode != 304,
+                    redirected: !hops.isEmpty)
+                if !events.isEmpty, let cacheResult { events.send { $0.cacheDidAnswer(cacheResult, key: use.key, context: context) } }
+            } else if cache != nil {
+                await invalidateCache(after: response, built: built, chain: chain, context: context)
+            }
+            let duration = started.secondsElapsed
+            response.storedReport = CallReport(statusCodes: statuses, duration: duration, redirects: hops, cache: cacheResult)
+            if !events.isEmpty {
+                let (last, count, finished) = (shown(sent ?? built), statuses.count, response)
+                events.send { $0.requestDidFinish(last, result: .success(finished), attempts: count, duration: duration, context: context) }
+            }
+            if mode.streams, !events.isEmpty { Self.reportStreamEnd(of: delivered, response: response, to: events, context: context) }
+            return (response, delivered)
+        } catch {
+            if let use = cacheUse, let stale = staleIfErrorResponse(after: error, lastStatus: statuses.last ?? nil, use: use) {
+                let report = CallReport(statusCodes: statuses, duration: started.secondsElapsed, redirects: hops, cache: .staleIfError)
+                return (answered(stale, report: report, key: use.key, request: sent ?? use.built, context: context), nil)
+            }
+            if !events.isEmpty, let sent {
+                let (last, count, duration) = (shown(sent), statuses.count, started.secondsElapsed)
+                events.send { $0.requestDidFinish(last, result: .failure(error), attempts: count, duration: duration, context: context) }
+            }
+            throw error
+        }
+    }
+
+    /// The attempt loop: adapt → send → validate → on error ask the retriers → retry or throw.
+    private func run(
+        _ built: URLRequest,
+        for endpoint: some Endpoint,
+        context: RequestContext,
+        chain: (any RequestInterceptor)?,
+        deadline: Deadline,
+        mode: TransferMode,
+        cacheUse: CacheUse?,
+        sent: inout URLRequest?,
+        statuses: inout [Int?],
+        hops: inout [RedirectHop]
+    ) async throws -> (response: Response, delivered: DeliveredBody?) {
+        while true {
+            statuses.append(nil)
+            let attempts = statuses.count
+            if Task.isCancelled { throw NetworkError.cancelled }
+            if deadline.hasPassed { throw deadline.exceeded }
+            var request = built
+            var response: Response?
+            do {
+                if let chain {
+                    request = try await chain.adapt(built, for: context)
+                    if !events.isEmpty { events.send { [request = shown(request)] in $0.requestDidAdapt(request, context: context) } }
+                }
+                sent = request
+                if chain != nil {
+                    try WireValidation.check(request)   // the endpoint's own parts were checked when built
+                    if deadline.hasPassed { throw deadline.exceeded }   // the interceptors may have waited (a refresh)
+                }
+                if !events.isEmpty { events.send { [request = shown(request)] in $0.taskDidStart(request, context: context) } }
+                let taskStarted = DispatchTime.now()
+                let limit = endpoint.maximumResponseSize ?? maximumResponseSize
+                let (data, httpResponse, delivered, last) = try await send(
+                    request, builtAs: chain == nil ? nil : built, for: endpoint, context: context, deadline: deadline,
+                    limits: (delivery: mode.sizeLimit ?? limit, gathered: limit), mode: mode, attempt: attempts, hops: &hops)
+                sent = last
+                let arrived = Response(data: data, httpResponse: httpResponse, request: shown(last))
+                let received: Response
+                if httpResponse.statusCode == 304, let use = cacheUse, let stored = revalidatedResponse(httpResponse, request: shown(last), use: use) {
+                    received = stored   // the stored body, its headers updated: validated and handed on as the answer
+                } else {
+                    received = arrived
+                }
+                response = received
+                statuses[statuses.count - 1] = httpResponse.statusCode
+                if !events.isEmpty {
+                    let duration = taskStarted.secondsElapsed
+                    events.send { $0.responseDidArrive(arrived, duration: duration, context: context) }
+                }
+                let validated = try validate(received, for: endpoint, context: context)
+                RefreshRun.current?.record(status: nil, of: context)
+                return (validated, delivered)
+            } catch {
+                RefreshRun.current?.record(
+                    status: response.map { endpoint.acceptableStatusCodes.contains($0.statusCode) ? nil : $0.statusCode } ?? nil,
+                    of: context)
+                let error = Self.normalize(error)
+                if let refused = ServerTrustRefusal.endingTheCall(error) { throw refused }   // the server's chain: no retrier asked
+                if mode.resumption?.restartsAfterRefusal() == true, attempts < maximumAttempts {
+                    context.recordRetry()   // a refused range: the download starts again from its first byte, unasked
+                    continue
+                }
+                switch error {
+                case NetworkError.cancelled, NetworkError.invalidRequest, NetworkError.deadlineExceeded, NetworkError.responseTooLarge,
+                    NetworkError.fileWriteFailed, NetworkError.encodingFailed, NetworkError.pinMismatch, NetworkError.unenforceablePins,
+                    NetworkError.refreshFailed(NetworkError.pinMismatch), NetworkError.refreshFailed(NetworkError.unenforceablePins):
+                    throw error   // never worth another attempt (a refresh that met a refused chain included)
+                default: break
+                }
+                guard let chain else { throw error }
+                // The cap allows no other attempt: the retriers are not asked, so none starts work
+                // (such as a token refresh) whose result would be thrown away.
+                guard attempts < maximumAttempts else {
+                    throw attempts > 1 ? NetworkError.tooManyAttempts(attempts, lastError: error) : error
+                }
+                let decision = await chain.retry(shown(request), dueTo: error, response: response, context: context)
+                events.send { [attempts] in $0.retryDidDecide(decision, attempt: attempts, error: error, context: context) }
+                if Task.isCancelled { throw NetworkError.cancelled }
+                switch decision {
+                case .doNotRetry:
+                    throw error
+                case .doNotRetryWithError(let replacement):
+                    throw Self.normalize(replacement)
+                case .retry:
+                    break
+                case .retryWithDelay(let seconds):
+                    guard deadline.allows(delay: seconds) else { throw deadline.exceeded }
+                    if seconds > 0 {
+                        do { try await sleep(seconds) } catch { throw NetworkError.cancelled }
+                    }
+                }
+                context.recordRetry()
+            }
+        }
+    }
+
+    /// The provider's interceptor followed by the call's, or whichever exists.
+    func chain(with callInterceptor: (any RequestInterceptor)?) -> (any RequestInterceptor)? {
+        switch (interceptor, callInterceptor) {
+        case let (provider?, call?): return Interceptor(interceptors: [provider, call])
+        case let (provider?, nil): return provider
+        case let (nil, call?): return call
+        case (nil, nil): return nil
+        }
+    }
+
+    private func validate(_ response: Response, for endpoint: some Endpoint, context: RequestContext) throws -> Response {
+        guard endpoint.acceptableStatusCodes.contains(response.statusCode) else {
+            let error = errorMapper?(response) ?? NetworkError.invalidStatusCode(response.statusCode)
+            events.send { $0.validationDidFail(response, error: error, context: context) }
+            throw error
+        }
+        return response
+    }
+
+    /// Maps what URLSession and Swift concurrency throw to ``NetworkError`` where one fits.
+    static func normalize(_ error: any Error) -> any Error {
+        if error is CancellationError || Task.isCancelled { return NetworkError.cancelled }
+        if let urlError = error as? URLError {
+            return urlError.code == .cancelled ? NetworkError.cancelled : NetworkError.transportFailed(urlError)
+        }
+        return error
+    }
+}
+
+extension DispatchTime {
+    /// Seconds from this time until now.
+    var secondsElapsed: TimeInterval {
+        Double(DispatchTime.now().uptimeNanoseconds - uptimeNanoseconds) / 1_000_000_000
+    }
+}
