@@ -83,7 +83,9 @@ extension MockResource {
             guard count > 0, length > 0 else { return .unsatisfiable }
             first = max(0, length - count)
         }
-        if let most = behaviour.maximumRangeLength { last = min(last, first + max(1, most) - 1) }
+        if let most = behaviour.maximumRangeLength, last - first >= most {
+            last = first + max(1, most) - 1   // `last - first` does not overflow: both lie within the body
+        }
         return .partial(first: first, last: last)
     }
 

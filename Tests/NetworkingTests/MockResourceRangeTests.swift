@@ -158,6 +158,7 @@ struct MockResourceRangeAnswerTests {
     static let capped: [(range: String, cap: Int, contentRange: String, body: Data)] = [
         ("bytes=2-", 3, "bytes 2-4/10", Data(2..<5)), ("bytes=8-", 3, "bytes 8-9/10", Data(8..<10)),
         ("bytes=-6", 2, "bytes 4-5/10", Data(4..<6)), ("bytes=1-", 0, "bytes 1-1/10", Data([1])),
+        ("bytes=2-", Int.max, "bytes 2-9/10", Data(2..<10)),
     ]
 
     @Test(arguments: capped)
