@@ -10,6 +10,10 @@ import Networking
 /// `Last-Modified`, gets `304 Not Modified` without a body; any other gets `200` with the body. It counts
 /// both, so a test can tell a revalidation from a full load.
 ///
+/// A `GET` with a `Range` (and `If-Range`) gets `206 Partial Content` or `416 Range Not Satisfiable` as
+/// ``RangeBehaviour`` says (RFC 9110 §14.2, §13.1.5), so a test can resume a download through it; those
+/// are counted too (``partialResponses``, ``unsatisfiableRangeResponses``, ``fullResponsesToRanges``).
+///
 /// ```swift
 /// let profile = MockResource.json(User(id: 1, name: "Kim"), etag: "\"v1\"", cacheControl: "max-age=60")
 /// server.stub(.get, "/v1/me", resource: profile)
@@ -25,6 +29,10 @@ public final class MockResource: @unchecked Sendable {
     private var headers: [String: String]
     private var full = 0
     private var notModified = 0
+    private var partial = 0
+    private var unsatisfiable = 0
+    private var wholeToRange = 0
+    private var behaviour = RangeBehaviour.honoured
 
     /// Creates a resource.
     ///
@@ -69,6 +77,43 @@ public final class MockResource: @unchecked Sendable {
         return notModified
     }
 
+    /// How many `206 Partial Content` answers it gave.
+    public var partialResponses: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return partial
+    }
+
+    /// How many `416 Range Not Satisfiable` answers it gave.
+    public var unsatisfiableRangeResponses: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return unsatisfiable
+    }
+
+    /// How many requests with a `Range` got the whole body with `200` (an `If-Range` for another version,
+    /// several ranges, or ranges ignored); ``fullResponses`` counts them too.
+    public var fullResponsesToRanges: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return wholeToRange
+    }
+
+    /// How it answers `Range` and `If-Range`: ``RangeBehaviour/honoured`` unless a test sets another, to
+    /// play a server found in the wild. A change applies from the next request on.
+    public var rangeBehaviour: RangeBehaviour {
+        get {
+            lock.lock()
+            defer { lock.unlock() }
+            return behaviour
+        }
+        set {
+            lock.lock()
+            defer { lock.unlock() }
+            behaviour = newValue
+        }
+    }
+
     /// Changes the representation: a new body and validators (a conditional request for the old ones
     /// then gets the new body).
     public func update(body: Data, etag: String?, lastModified: Date? = nil) {
@@ -98,8 +143,26 @@ public final class MockResource: @unchecked Sendable {
             headers.removeValue(forKey: "Content-Type")
             return MockResponse(statusCode: 304, headers: headers)
         }
-        full += 1
-        return MockResponse(statusCode: 200, headers: headers, body: request.method == "HEAD" ? Data() : body)
+        let answer = Self.rangeAnswer(
+            method: request.method, range: request.header("Range"), ifRange: request.header("If-Range"), length: body.count, etag: etag,
+            lastModified: lastModified, behaviour: behaviour)
+        let complete = behaviour.omitsCompleteLength ? "*" : String(body.count)
+        switch answer {
+        case .partial(let first, let last):
+            partial += 1
+            headers["Content-Range"] = "bytes \(first)-\(last)/\(complete)"
+            headers["Content-Length"] = String(last - first + 1)
+            return MockResponse(statusCode: 206, headers: headers, body: body.subdata(in: first..<(last + 1)))
+        case .unsatisfiable:
+            unsatisfiable += 1
+            headers.removeValue(forKey: "Content-Type")
+            if !behaviour.omitsCompleteLength { headers["Content-Range"] = "bytes */\(body.count)" }
+            return MockResponse(statusCode: 416, headers: headers)
+        case .whole(let askedForRange):
+            if askedForRange { wholeToRange += 1 }
+            full += 1
+            return MockResponse(statusCode: 200, headers: headers, body: request.method == "HEAD" ? Data() : body)
+        }
     }
 
     private func isNotModified(_ request: RecordedRequest) -> Bool {
