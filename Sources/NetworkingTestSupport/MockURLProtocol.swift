@@ -128,11 +128,13 @@ private final class Load: WatchedAttempt, @unchecked Sendable {
                 fail(Task.isCancelled ? URLError(.cancelled) : URLError(.badServerResponse, userInfo: [NSUnderlyingErrorKey: error]))
                 return
             }
-            after(response.delay) { load in
-                if response.chunks.isEmpty {
-                    load.deliver(response, for: recorded.url)
-                } else {
-                    load.deliverChunks(response, for: recorded.url)
+            readBody(of: recorded.body.count, pacedBy: response.uploadThrottle, from: 0, waited: false) { load in
+                load.after(response.delay) { load in
+                    if response.chunks.isEmpty {
+                        load.deliver(response, for: recorded.url)
+                    } else {
+                        load.deliverChunks(response, for: recorded.url)
+                    }
                 }
             }
         }
@@ -141,6 +143,36 @@ private final class Load: WatchedAttempt, @unchecked Sendable {
         let stopped = finished
         lock.unlock()
         if stopped { task.cancel() }
+    }
+
+    /// Reads the request's body of `total` bytes as a server does, a chunk at a time from `start` (each
+    /// `throttle.interval` after the one before; `waited`: the pause before the one at `start` has passed),
+    /// reporting each to the session as upload progress (see ``UploadProgress``), then runs `next`. Each
+    /// chunk resets the idle timeout, as a body being sent does. At once when nothing can be reported.
+    private func readBody(
+        of total: Int, pacedBy throttle: (bytesPerChunk: Int, interval: TimeInterval)?, from start: Int, waited: Bool,
+        then next: @escaping @Sendable (Load) -> Void
+    ) {
+        lock.lock()
+        let session = reporter?.session
+        lock.unlock()
+        guard let session else { return next(self) }
+        let size = max(throttle?.bytesPerChunk ?? UploadProgress.defaultChunkSize, 1)
+        var sent = start
+        while sent < total {
+            if sent > 0, let pause = throttle?.interval, pause > 0, !(waited && sent == start) {
+                return after(pause) { [sent] load in load.readBody(of: total, pacedBy: throttle, from: sent, waited: true, then: next) }
+            }
+            guard !isStopped else { return }
+            let chunk = min(size, total - sent)
+            sent += chunk
+            let totalSent = sent
+            report { _, owner in
+                UploadProgress.report(Int64(chunk), totalSent: Int64(totalSent), of: Int64(total), task: owner.task, session: session)
+            }
+            restartIdleTimer()
+        }
+        next(self)
     }
 
     /// Runs `body` after `seconds`, unless the load is stopped by then: at once for zero, a negative
