@@ -40,6 +40,10 @@ public struct MockResponse: Sendable {
     /// request's timeout is an idle timeout here too: a chunk later than it after the previous one (or
     /// the head) fails the request with `URLError(.timedOut)`; a slow body whose chunks keep coming does not.
     public var chunks: [(data: Data, delay: TimeInterval)] = []
+    /// How the request's body is read: `bytesPerChunk` bytes every `interval` seconds, each reported as
+    /// upload progress (see ``MockURLProtocol``); `nil`, the default, reads it in 64 KiB chunks without
+    /// pauses. Set by ``throttled(bytesPerChunk:every:)``.
+    public var uploadThrottle: (bytesPerChunk: Int, interval: TimeInterval)?
 
     /// Creates a response.
     public init(statusCode: Int = 200, headers: [String: String] = [:], body: Data = Data(), delay: TimeInterval = 0) {

@@ -128,11 +128,13 @@ private final class Load: WatchedAttempt, @unchecked Sendable {
                 fail(Task.isCancelled ? URLError(.cancelled) : URLError(.badServerResponse, userInfo: [NSUnderlyingErrorKey: error]))
                 return
             }
-            after(response.delay) { load in
-                if response.chunks.isEmpty {
-                    load.deliver(response, for: recorded.url)
-                } else {
-                    load.deliverChunks(response, for: recorded.url)
+            readBody(of: recorded.body.count, pacedBy: response.uploadThrottle, from: 0, waited: false) { load in
+                load.after(response.delay) { load in
+                    if response.chunks.isEmpty {
+                        load.deliver(response, for: recorded.url)
+                    } else {
+                        load.deliverChunks(response, for: recorded.url)
+                    }
                 }
             }
         }
@@ -141,6 +143,36 @@ private final class Load: WatchedAttempt, @unchecked Sendable {
         let stopped = finished
         lock.unlock()
         if stopped { task.cancel() }
+    }
+
+    /// Reads the request's body of `total` bytes as a server does, a chunk at a time from `start` (each
+    /// `throttle.interval` after the one before; `waited`: the pause before the one at `start` has passed),
+    /// reporting each to the session as upload progress (see ``UploadProgress``), then runs `next`. Each
+    /// chunk resets the idle timeout, as a body being sent does. At once when nothing can be reported.
+    private func readBody(
+        of total: Int, pacedBy throttle: (bytesPerChunk: Int, interval: TimeInterval)?, from start: Int, waited: Bool,
+        then next: @escaping @Sendable (Load) -> Void
+    ) {
+        lock.lock()
+        let session = reporter?.session
+        lock.unlock()
+        guard let session else { return next(self) }
+        let size = max(throttle?.bytesPerChunk ?? UploadProgress.defaultChunkSize, 1)
+        var sent = start
+        while sent < total {
+            if sent > 0, let pause = throttle?.interval, pause > 0, !(waited && sent == start) {
+                return after(pause) { [sent] load in load.readBody(of: total, pacedBy: throttle, from: sent, waited: true, then: next) }
+            }
+            guard !isStopped else { return }
+            let chunk = min(size, total - sent)
+            sent += chunk
+            let totalSent = sent
+            report { _, owner in
+                UploadProgress.report(Int64(chunk), totalSent: Int64(totalSent), of: Int64(total), task: owner.task, session: session)
+            }
+            restartIdleTimer()
+        }
+        next(self)
     }
 
     /// Runs `body` after `seconds`, unless the load is stopped by then: at once for zero, a negative
@@ -282,82 +314,4 @@ private final class Load: WatchedAttempt, @unchecked Sendable {
         lock.unlock()
         if let reporter { reporter.run(run) } else { run() }
     }
-}
-
-/// Where a URL protocol's client must be called.
-///
-/// - Linux: swift-corelibs-foundation reads its task registry in the client callbacks, and that
-///   registry may only be touched on the task's internal `workQueue`; calling the client from another
-///   thread races with the session and crashed 5 runs in 10 under load. The queue is not public, so it
-///   is found by reflection, and if a toolchain renames it the mock stops with a message that says so
-///   (``workQueue(of:)`` has a test of its own), rather than crash at random.
-/// - Apple platforms: the URL loading system expects the client on the thread that called
-///   `startLoading`, whose run loop is running; the calls are scheduled on that run loop.
-struct ClientThread: @unchecked Sendable {
-    // @unchecked: a DispatchQueue is thread-safe; a RunLoop is only used through `perform` and a wake-up,
-    // which may be called from any thread.
-    #if canImport(FoundationNetworking)
-        let queue: DispatchQueue
-        /// The session `task` belongs to, for its request timeout; `nil` if this toolchain hides it.
-        let session: URLSession?
-
-        /// The calling thread's reporter, for `task` (call from `startLoading`).
-        static func current(for task: URLSessionTask?) -> ClientThread? {
-            guard let task else { return nil }
-            let (queue, session) = internals(of: task)
-            guard let queue else {
-                fatalError(
-                    "MockURLProtocol: swift-corelibs-foundation's URLSessionTask has no `workQueue` any more, so the mock "
-                        + "cannot call URLSession back safely. This toolchain changed its internals: update "
-                        + "ClientThread.workQueue(of:) in NetworkingTestSupport."
-                )
-            }
-            return ClientThread(queue: queue, session: session)
-        }
-
-        func run(_ body: @escaping @Sendable () -> Void) {
-            queue.async(execute: body)
-        }
-
-        /// `task`'s private work queue, found by reflection; `nil` when this toolchain has none.
-        static func workQueue(of task: URLSessionTask) -> DispatchQueue? {
-            internals(of: task).workQueue
-        }
-
-        /// `task`'s private work queue and session, found by reflection in one walk (it runs for every
-        /// request); each `nil` when this toolchain has none.
-        static func internals(of task: URLSessionTask) -> (workQueue: DispatchQueue?, session: URLSession?) {
-            var (queue, session): (DispatchQueue?, URLSession?) = (nil, nil)
-            var mirror: Mirror? = Mirror(reflecting: task)
-            while let current = mirror, queue == nil || session == nil {
-                for child in current.children {
-                    if child.label == "workQueue" { queue = child.value as? DispatchQueue }
-                    if child.label == "session" { session = unwrapped(child.value) as? URLSession }
-                }
-                mirror = current.superclassMirror
-            }
-            return (queue, session)
-        }
-
-        /// `value`, or what it wraps when it is an `Optional` (implicitly unwrapped or not).
-        private static func unwrapped(_ value: Any) -> Any? {
-            let mirror = Mirror(reflecting: value)
-            guard mirror.displayStyle == .optional else { return value }
-            return mirror.children.first.flatMap { unwrapped($0.value) }
-        }
-    #else
-        let runLoop: RunLoop
-        /// The session is out of the mock's reach here: a request's own timeout applies.
-        var session: URLSession? { nil }
-
-        /// The calling thread's reporter (call from `startLoading`).
-        static func current(for task: URLSessionTask?) -> ClientThread? {
-            ClientThread(runLoop: RunLoop.current)
-        }
-
-        func run(_ body: @escaping @Sendable () -> Void) {
-            runLoop.perform(inModes: [.common], block: body)
-            CFRunLoopWakeUp(runLoop.getCFRunLoop())
-        }
-    #endif
 }
