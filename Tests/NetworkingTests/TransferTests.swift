@@ -166,7 +166,7 @@ struct MultipartTests {
         #expect(request.body == Data(repeating: 7, count: 50_000))
         #expect(request.header("Content-Length") == "50000")
         #expect(request.header("Content-Type") == "video/mp4")
-        for await _ in progress {}   // finished when the call ended (a URL protocol reports no upload progress)
+        for await _ in progress {}   // finished when the call ended
     }
 }
 
