@@ -169,3 +169,27 @@ struct MockAuthServerShapeTests {
         #expect(String(decoding: second.data, as: UTF8.self) == #"{"error":"invalid_grant"}"#)
     }
 }
+
+/// Twin of the snippet in Docs/Testing.md, "MockAuthServer for your token protocol": keep it identical.
+@Suite("Docs/Testing.md: the token protocol snippet", SuiteTimeLimit.oneMinute)
+struct TokenExchangeDocSnippetTests {
+    func appInterceptor(store: any CredentialStore) -> AuthInterceptor {
+        EnvelopeApp.interceptor(baseURL: URL(string: "https://api.example.com/v1/")!, store: store)
+    }
+
+    @Test func theSnippetRefreshesThroughTheEnvelope() async throws {
+        let store = InMemoryCredentialStore(MockAuthServer.initialCredential)
+        // {"divisionCode":"S000","resultMsg":"OK","data":{"accessToken":…,"refreshToken":…,"expiresIn":…}}
+        let api = MockAuthServer(
+            tokenExchange: .init(
+                path: "member/token/reissue", method: .put, refreshToken: .header("X-Refresh-Token", prefix: "Bearer "),
+                answer: .init(
+                    accessTokenField: "data.accessToken", refreshTokenField: "data.refreshToken", expiresInField: "data.expiresIn",
+                    fixedFields: ["divisionCode": "S000", "resultMsg": "OK"]),
+                rejection: .init(statusCode: 200, body: #"{"divisionCode":"E401","resultMsg":"REFRESH_TOKEN_EXPIRED","data":null}"#)))
+        let provider = api.mock.makeProvider(interceptor: appInterceptor(store: store))   // your own AuthInterceptor
+
+        let resource = try await provider.request(api.resource("/items/1"), as: MockAuthServer.Resource.self)
+        #expect(resource.token == "access-1")
+    }
+}

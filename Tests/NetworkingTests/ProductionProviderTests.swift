@@ -281,3 +281,41 @@ struct ProductionProviderTests {
         #expect(servers.allSatisfy { $0.requests.count == 5 })
     }
 }
+
+/// Twin of the snippet in Docs/Testing.md, "Your production provider under test": keep it identical.
+enum ProductionProviderDocSnippet {
+    static let auth = AuthInterceptor(baseURL: ShopNetworking.baseURL, store: InMemoryCredentialStore(ProductionProviderTests.signedIn)) {
+        credential, _ in credential
+    }
+    static let logger = ShopMonitor()
+    static let currentKeyPin = pinA
+    static let backupKeyPin = pinB
+
+    // The app, once:
+    static func makeProvider(configuration: URLSessionConfiguration = .default) throws -> NetworkProvider {
+        NetworkProvider(
+            configuration: configuration,
+            interceptor: Interceptor(interceptors: [auth, RetryPolicy()]),
+            cache: MemoryResponseCache(),
+            serverTrust: try ServerTrust(pinning: [.host("api.shop.example", pins: [currentKeyPin, backupKeyPin])]),
+            monitors: [logger])
+    }
+
+    static func run() async throws -> (User, MockServer) {
+        // Its tests:
+        let server = MockServer()
+        server.stub(.get, "/v1/me", .json(User(id: 1, name: "Kim")))
+        let provider = try makeProvider(configuration: server.makeConfiguration(basedOn: .default))
+        let user = try await provider.request(ShopAPI.me, as: User.self)
+        return (user, server)
+    }
+}
+
+@Suite("Docs/Testing.md: the production provider snippet", SuiteTimeLimit.oneMinute)
+struct ProductionProviderDocSnippetTests {
+    @Test func theSnippetRunsTheAppsFactoryAgainstTheMock() async throws {
+        let (user, server) = try await ProductionProviderDocSnippet.run()
+        #expect(user == User(id: 1, name: "Kim"))
+        #expect(server.requests.first?.header("Authorization") == "Bearer access-1")
+    }
+}
