@@ -127,7 +127,8 @@ public final class NetworkProvider: NetworkProviding {
         // On Linux the queue also holds URLSession back while too many callbacks wait (see BackpressureQueue).
         let callbacks = SessionDelegateQueue.make(on: callbackQueue)
         let configuration = (configuration.copy() as? URLSessionConfiguration) ?? configuration   // the caller's stays as it is
-        self.additionalHeaders = Self.fieldValues(of: configuration.httpAdditionalHeaders)
+        let additionalHeaders = Self.fieldValues(of: configuration.httpAdditionalHeaders)
+        self.additionalHeaders = additionalHeaders
         configuration.httpAdditionalHeaders = nil
         if !usesSessionURLCache {
             configuration.urlCache = nil   // the provider's own cache decides, the same on every platform
@@ -147,7 +148,12 @@ public final class NetworkProvider: NetworkProviding {
         self.cachePolicy = cachePolicy
         self.now = now
         if let cache, let partitioning = interceptor as? any CachePartitioning { partitioning.attach(cache) }
-        self.serverTrust = serverTrust
+        var trust = serverTrust
+        // The test kit's URL protocol answers every request that carries its routing header; a configuration
+        // that adds that header to all of them never reaches a TLS server (see HeaderRoutedURLProtocol).
+        let routing = RoutingHeaders.names(in: configuration)
+        trust.isAnsweredByTestKit = additionalHeaders.keys.contains { routing.contains($0.lowercased()) }
+        self.serverTrust = trust
         self.errorMapper = errorMapper
         self.events = EventDispatcher(monitors)
         self.sleep = sleep

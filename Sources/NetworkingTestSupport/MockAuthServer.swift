@@ -11,8 +11,8 @@ import Networking
 /// - `POST {baseURL}/auth/sign-in` (any body) answers fresh ``Tokens``, as a successful sign-in.
 /// - `POST {baseURL}/auth/refresh` with `{"refreshToken": "..."}` answers `{"accessToken", "refreshToken"}`
 ///   and rotates both: only the newest access token is valid, and a refresh token works once.
-///   How the tokens are written in both answers is up to the test: ``setTokensResponse(_:)`` (e.g. in the
-///   app's own envelope).
+///   The app's own token protocol (path, method, where the refresh token goes, the answer's shape, a
+///   rejection's status and body) is described by a ``TokenExchange``: ``init(baseURL:header:expiredStatusCode:accessTokenIsValid:tokenLifetime:issuesJWTs:tokenExchange:)``.
 /// - Every other request to the API's host needs the newest access token in ``header``; it answers a
 ///   ``Resource`` naming the path and the token it saw, or ``expiredStatusCode``.
 /// - Requests to other hosts get an empty `200`.
@@ -28,9 +28,10 @@ public final class MockAuthServer: @unchecked Sendable {
 
     /// How the refresh endpoint answers.
     public enum RefreshAnswer: Sendable {
-        /// Rotates the tokens (if the refresh token is the current one; else 401 `invalid_grant`).
+        /// Rotates the tokens (if the refresh token is the current one; else the ``TokenExchange/rejection``,
+        /// 401 `invalid_grant` by default).
         case rotate
-        /// Rejects every refresh token with 401 `invalid_grant`.
+        /// Rejects every refresh token with the ``TokenExchange/rejection``, 401 `invalid_grant` by default.
         case reject
         /// Answers 503, as an auth server that is down.
         case unavailable
@@ -158,7 +159,9 @@ public final class MockAuthServer: @unchecked Sendable {
     private var refreshes = 0
     private var answer = RefreshAnswer.rotate
     private var refreshHook: (@Sendable () async -> Void)?
-    private var tokensResponse: @Sendable (Tokens) -> MockResponse = { .json($0) }
+    private var tokensResponse: @Sendable (Tokens) -> MockResponse
+    /// The token endpoint's protocol: ``TokenExchange/default`` unless the server was made with another.
+    public let tokenExchange: TokenExchange
     private var expiredResponses = 0
 
     /// Creates the API.
@@ -181,13 +184,47 @@ public final class MockAuthServer: @unchecked Sendable {
         self.expiredStatusCode = expiredStatusCode
         self.tokenLifetime = tokenLifetime
         self.issuesJWTs = issuesJWTs
+        self.tokenExchange = .default
+        self.tokensResponse = { .json($0) }
         if accessTokenIsValid { validAccessToken = "access-0" }
+        installStubs()
+    }
+
+    /// Creates the API, whose token endpoint speaks the app's protocol, `tokenExchange`: its path and
+    /// method, where the refresh token goes, how new tokens are written (by the sign-in endpoint too) and
+    /// what a rejected refresh gets. The other parameters are those of
+    /// ``init(baseURL:header:expiredStatusCode:accessTokenIsValid:tokenLifetime:issuesJWTs:)``.
+    ///
+    /// ``makeInterceptor(store:refreshLeeway:refreshWindow:now:)`` speaks the default protocol only: test the
+    /// app's own ``AuthInterceptor`` (its refresh closure) against this one.
+    public init(
+        baseURL: URL = URL(string: "https://api.example.com/v1/")!,
+        header: AuthorizationHeader = .bearer,
+        expiredStatusCode: Int = 401,
+        accessTokenIsValid: Bool = false,
+        tokenLifetime: TimeInterval? = nil,
+        issuesJWTs: Bool = false,
+        tokenExchange: TokenExchange
+    ) {
+        self.baseURL = baseURL
+        self.header = header
+        self.expiredStatusCode = expiredStatusCode
+        self.tokenLifetime = tokenLifetime
+        self.issuesJWTs = issuesJWTs
+        self.tokenExchange = tokenExchange
+        let answer = tokenExchange.answer
+        self.tokensResponse = { answer.response(for: $0) }
+        if accessTokenIsValid { validAccessToken = "access-0" }
+        installStubs()
+    }
+
+    private func installStubs() {
         mock.stub(.post, baseURL.appendingPathComponent("auth/sign-in").path) { [weak self] _ in
             guard let self else { throw URLError(.cannotConnectToHost) }
             let (tokens, respond) = self.locked { (self.issueTokens(), self.tokensResponse) }
             return respond(tokens)
         }
-        mock.stub(.post, baseURL.appendingPathComponent("auth/refresh").path) { [weak self] request in
+        mock.stub(tokenExchange.method, tokenExchange.fullPath(under: baseURL)) { [weak self] request in
             guard let self else { throw URLError(.cannotConnectToHost) }
             return try await self.answerRefresh(request)
         }
@@ -280,7 +317,8 @@ public final class MockAuthServer: @unchecked Sendable {
 
     private func answerRefresh(_ request: RecordedRequest) async throws -> MockResponse {
         if let hook = locked({ refreshHook }) { await hook() }
-        let body = try request.decodeBody(as: RefreshRequest.self)
+        let presented = tokenExchange.refreshToken.token(in: request)
+        let rejection = tokenExchange.rejection.response
         enum Outcome {
             case answer(MockResponse)
             case issued(Tokens, @Sendable (Tokens) -> MockResponse)
@@ -291,11 +329,9 @@ public final class MockAuthServer: @unchecked Sendable {
             case .unavailable:
                 return .answer(.status(503))
             case .reject:
-                return .answer(.json(raw: #"{"error":"invalid_grant"}"#, statusCode: 401))
+                return .answer(rejection)
             case .rotate:
-                guard body.refreshToken == validRefreshToken else {
-                    return .answer(.json(raw: #"{"error":"invalid_grant"}"#, statusCode: 401))
-                }
+                guard presented == validRefreshToken else { return .answer(rejection) }
                 return .issued(issueTokens(), tokensResponse)
             }
         }

@@ -249,7 +249,7 @@ public final class MockServer: @unchecked Sendable {
 
     /// A session configuration whose requests are answered by ``MockURLProtocol``. Requests must be
     /// routed with ``route(_:)``; ``makeProvider(interceptor:encoder:decoder:maximumAttempts:deadline:maximumResponseSize:cache:cachePolicy:now:errorMapper:monitors:sleep:)``
-    /// does that for you.
+    /// does that for you, and ``makeConfiguration(basedOn:)`` routes every request of a provider made from it.
     public func makeConfiguration() -> URLSessionConfiguration {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.protocolClasses = [MockURLProtocol.self]
@@ -259,6 +259,10 @@ public final class MockServer: @unchecked Sendable {
     /// A provider whose requests this server answers. `interceptor` runs as the provider's own; the
     /// routing header is added after it, so what it adapts is what the server records. The provider
     /// keeps the server alive.
+    ///
+    /// It takes a few of a provider's options. To test the provider the app ships, with all of its
+    /// options (configuration, server trust, redirects, cache, …), make it with the app's own factory
+    /// from ``makeConfiguration(basedOn:)`` instead.
     public func makeProvider(
         interceptor: (any RequestInterceptor)? = nil,
         encoder: JSONEncoder = JSONEncoder(),

@@ -54,6 +54,10 @@ public struct ServerTrust: Sendable {
     /// Whether pins are enforced: ``canEnforcePins`` unless a test says otherwise, to see on every platform
     /// what Linux does.
     package var enforcesPins = ServerTrust.canEnforcePins
+    /// Whether every request is answered by the test kit (a provider whose configuration routes all its
+    /// requests to a `HeaderRoutedURLProtocol`): no TLS, so pins are neither checked nor fail closed.
+    /// Set by the provider alone, from its own configuration: no app type can switch pinning off.
+    package var isAnsweredByTestKit = false
 
     /// Pins the hosts of `hosts`.
     ///
@@ -114,7 +118,7 @@ public struct ServerTrust: Sendable {
     /// here (unless ``allowsUnenforcedPinning``). A host that cannot be compared (not ASCII) counts as pinned
     /// while any host has enforced pins. The provider calls it before every hop; without pins it costs a check.
     func checkEnforceable(_ url: URL?, at now: @autoclosure () -> Date = Date()) throws {
-        guard !pinnedHosts.isEmpty, let url else { return }
+        guard !pinnedHosts.isEmpty, !isAnsweredByTestKit, let url else { return }
         let date = now()
         guard let host = url.host else {   // `https:/api.example.com/x`: libcurl may still find a host in it
             if hasEnforcedPins(at: date) { throw NetworkError.unenforceablePins(host: "(a URL without a host)") }
