@@ -31,7 +31,9 @@ import Foundation
 /// is checked too), unless the app opted in with `allowsUnenforcedPinning: true`. So does a call to such a
 /// host over plain `http`, on every platform. A pin that silently does nothing would be worse than none.
 /// (A `URLProtocol` that answers requests itself, such as NetworkingTestSupport's mock, has no TLS either;
-/// on Apple platforms its calls are not checked.)
+/// on Apple platforms its calls are not checked. A provider made from `MockServer.makeConfiguration(basedOn:)`,
+/// whose every request the mock answers, keeps its pins but does not enforce them, on every platform; one
+/// whose requests are routed to the mock by an adapter still fails closed on Linux.)
 public struct ServerTrust: Sendable {
     /// No pins: every host gets the system's evaluation, as with any `URLSession`. A provider's default.
     public static let `default` = ServerTrust(pinnedHosts: [], allowsUnenforcedPinning: false)
