@@ -134,7 +134,8 @@ public final class NetworkProvider: NetworkProviding {
             configuration.urlCache = nil   // the provider's own cache decides, the same on every platform
             configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         }
-        self.routingHeaders = RoutingHeaders.names(in: configuration)
+        let routingHeaders = RoutingHeaders.names(in: configuration)
+        self.routingHeaders = routingHeaders
         self.urlSession = URLSession(configuration: configuration, delegate: delegate, delegateQueue: callbacks)
         self.interceptor = interceptor
         self.encoder = encoder
@@ -150,9 +151,11 @@ public final class NetworkProvider: NetworkProviding {
         if let cache, let partitioning = interceptor as? any CachePartitioning { partitioning.attach(cache) }
         var trust = serverTrust
         // The test kit's URL protocol answers every request that carries its routing header; a configuration
-        // that adds that header to all of them never reaches a TLS server (see HeaderRoutedURLProtocol).
-        let routing = RoutingHeaders.names(in: configuration)
-        trust.isAnsweredByTestKit = additionalHeaders.keys.contains { routing.contains($0.lowercased()) }
+        // that sends through it alone and adds that header to all of them never reaches a TLS server (see
+        // HeaderRoutedURLProtocol): a request that lost the header finds no protocol, and is not sent.
+        trust.isAnsweredByTestKit =
+            RoutingHeaders.sendsOnlyThroughRoutedProtocols(configuration)
+            && additionalHeaders.keys.contains { routingHeaders.contains($0.lowercased()) }
         self.serverTrust = trust
         self.errorMapper = errorMapper
         self.events = EventDispatcher(monitors)

@@ -132,7 +132,10 @@ extension MockAuthServer {
             Self.set(tokens.accessToken, at: accessTokenField, in: &object)
             Self.set(tokens.refreshToken, at: refreshTokenField, in: &object)
             if let field = expiresInField, let lifetime = tokens.expiresIn { Self.set(lifetime, at: field, in: &object) }
-            let body = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+            // A non-finite lifetime is no JSON number (and JSONSerialization raises on it on Apple platforms).
+            let body =
+                JSONSerialization.isValidJSONObject(object)
+                ? ((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)) : Data("{}".utf8)
             return MockResponse(statusCode: statusCode, headers: ["Content-Type": "application/json"], body: body)
         }
 

@@ -103,8 +103,9 @@ extension MockResource {
         guard let equals = value.firstIndex(of: "="),
             value[..<equals].trimmingCharacters(in: .whitespaces).caseInsensitiveCompare("bytes") == .orderedSame
         else { return nil }
-        let specs = value[value.index(after: equals)...].split(separator: ",", omittingEmptySubsequences: false)
-        guard specs.count == 1, let spec = specs.first?.trimmingCharacters(in: .whitespaces),
+        // Empty list elements do not count (RFC 9110 §5.6.1): `bytes=1-2,` is one range.
+        let specs = value[value.index(after: equals)...].split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard specs.count == 1, let spec = specs.first,
             let dash = spec.firstIndex(of: "-")
         else { return nil }
         let before = spec[..<dash]

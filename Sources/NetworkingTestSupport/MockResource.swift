@@ -43,7 +43,7 @@ public final class MockResource: @unchecked Sendable {
     ///   - cacheControl: the `Cache-Control` of every answer (the 304 too), or `nil` for none.
     ///   - headers: more headers for every answer (e.g. `Vary`, `Expires`, `Content-Type`).
     public init(body: Data, etag: String? = nil, lastModified: Date? = nil, cacheControl: String? = nil, headers: [String: String] = [:]) {
-        self.body = body
+        self.body = Data(body)   // indices from 0, whatever slice was given
         self.etag = etag
         self.lastModified = lastModified.map(MockResource.httpDate)
         var headers = headers
@@ -119,7 +119,7 @@ public final class MockResource: @unchecked Sendable {
     public func update(body: Data, etag: String?, lastModified: Date? = nil) {
         lock.lock()
         defer { lock.unlock() }
-        self.body = body
+        self.body = Data(body)   // indices from 0, whatever slice was given
         self.etag = etag
         self.lastModified = lastModified.map(Self.httpDate)
     }

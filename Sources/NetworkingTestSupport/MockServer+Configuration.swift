@@ -9,15 +9,19 @@ extension MockServer {
     /// A copy of `configuration` whose every request a `NetworkProvider` sends is answered by this server:
     /// for testing the provider the app ships, made by the app's own factory, with all its options.
     ///
-    /// The copy keeps everything `configuration` says (its headers, timeouts, cookie policy, …), lists
-    /// ``MockURLProtocol`` first in `protocolClasses`, and adds this server's routing header
+    /// The copy keeps everything `configuration` says (its headers, timeouts, cookie policy, …) but its
+    /// `protocolClasses`, which list ``MockURLProtocol`` alone (so a request that lost the routing header fails
+    /// with `unsupportedURL` instead of reaching the network), and adds this server's routing header
     /// (``MockURLProtocol/serverHeader``) to `httpAdditionalHeaders`. A provider made from it sends that header
     /// with every request it builds, every retry and every redirect hop, whatever its origin, so all of them
-    /// reach this server without a routing adapter; it never shows the header to interceptors' retriers,
-    /// monitors, loggers or `Response.request`, and the server does not record it.
+    /// reach this server without a routing adapter; it never shows the header to retriers, monitors, loggers
+    /// or `Response.request` (adapters do see it: an adapter that signs every header signs it too), and the
+    /// server does not record it. An app's factory must add its headers to `httpAdditionalHeaders`, not
+    /// replace them, or the routing header is lost.
     ///
     /// Such a provider's requests never reach a TLS server, so its ``ServerTrust`` pins are neither checked
-    /// nor fail closed: the pinned hosts count as answered by the test kit (the provider keeps the pins, and
+    /// nor fail closed for want of TLS (plain `http` to a pinned host, or a URL without a host, still fails
+    /// as in production): the pinned hosts count as answered by the test kit (the provider keeps the pins, and
     /// a provider made from any other configuration enforces them as before; see the Testing guide).
     ///
     /// ```swift
@@ -35,8 +39,7 @@ extension MockServer {
     public func makeConfiguration(basedOn configuration: URLSessionConfiguration) -> URLSessionConfiguration {
         // `copy()` of a URLSessionConfiguration is one; the caller's configuration stays as it is.
         let copy = (configuration.copy() as? URLSessionConfiguration) ?? .ephemeral
-        let others = (copy.protocolClasses ?? []).filter { ObjectIdentifier($0) != ObjectIdentifier(MockURLProtocol.self) }
-        copy.protocolClasses = [MockURLProtocol.self] + others
+        copy.protocolClasses = [MockURLProtocol.self]   // alone: a request that lost the routing header is not sent anywhere
         var headers: [AnyHashable: Any] = [:]
         for (name, value) in copy.httpAdditionalHeaders ?? [:]
         where "\(name)".caseInsensitiveCompare(MockURLProtocol.serverHeader) != .orderedSame {

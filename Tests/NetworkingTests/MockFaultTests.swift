@@ -151,9 +151,10 @@ struct MockFaultTests {
     }
 
     @Test func aThrottledBodySlowerInAllThanTheTimeoutStillArrives() async throws {
-        // GIVEN 4 chunks 0.5 s apart (1.5 s in all) and a 1 s timeout, which no single pause reaches
+        // GIVEN 8 chunks 0.25 s apart (1.75 s in all) and a 1 s timeout, which no single pause reaches (a wide
+        // margin: the mock's clock queue may run late on a busy machine)
         let server = MockServer()
-        server.stub(.get, "/v1/files/1", MockResponse(body: body).throttled(bytesPerChunk: 1_024, every: 0.5))
+        server.stub(.get, "/v1/files/1", MockResponse(body: body).throttled(bytesPerChunk: 512, every: 0.25))
         let provider = server.makeProvider(deadline: 20)
         // WHEN it is requested, THEN it arrives whole
         let response = try await provider.response(TestEndpoint(path: "/files/1", timeout: 1))

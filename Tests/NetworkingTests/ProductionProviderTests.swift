@@ -24,7 +24,9 @@ enum ShopNetworking {
 
     /// The app's configuration: its own headers, timeouts and cookie policy.
     static func configuration(basedOn configuration: URLSessionConfiguration = .default) -> URLSessionConfiguration {
-        configuration.httpAdditionalHeaders = ["X-App-Version": "4.2"]
+        var headers = configuration.httpAdditionalHeaders ?? [:]   // added to, not replaced: the test kit's header stays
+        headers["X-App-Version"] = "4.2"
+        configuration.httpAdditionalHeaders = headers
         configuration.timeoutIntervalForRequest = 15
         configuration.httpShouldSetCookies = false
         return configuration
@@ -91,6 +93,7 @@ final class ShopMonitor: EventMonitor, @unchecked Sendable {
     let sentHeaders = Recorder<[String: String]>()
 
     func taskDidStart(_ request: URLRequest, context: RequestContext) { sentHeaders.append(request.allHTTPHeaderFields ?? [:]) }
+    func requestDidBuild(_ request: URLRequest, context: RequestContext) { sentHeaders.append(request.allHTTPHeaderFields ?? [:]) }
     func requestDidRedirect(_ hop: RedirectHop, context: RequestContext) { events.append("redirect \(hop.statusCode) to \(hop.to)") }
     func retryDidDecide(_ result: RetryResult, attempt: Int, error: any Error, context: RequestContext) { events.append("retry decided") }
     func tokenRefreshDidSucceed(context: RequestContext) { events.append("refreshed") }
@@ -197,11 +200,14 @@ struct ProductionProviderTests {
         _ = try await provider.response(ShopAPI.catalogue)
         let second = try await provider.response(ShopAPI.catalogue)
 
-        // THEN the app's cache answered the second
+        // THEN the app's cache answered the second, and neither the answer nor any monitor shows the test kit's header
         #expect(second.data == Data("[1,2]".utf8))
         #expect(server.requests.count == 1)
+        #expect(second.request.value(forHTTPHeaderField: MockURLProtocol.serverHeader) == nil)
         await provider.waitForMonitors()
         #expect(monitor.events.all.contains("cache hit"))
+        #expect(monitor.sentHeaders.all.count >= 3)   // two built, one started
+        #expect(monitor.sentHeaders.all.allSatisfy { $0.keys.allSatisfy { $0.caseInsensitiveCompare(MockURLProtocol.serverHeader) != .orderedSame } })
     }
 
     @Test func theDiskCacheTheAppShipsWorksToo() async throws {

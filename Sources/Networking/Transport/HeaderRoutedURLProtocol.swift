@@ -28,4 +28,10 @@ enum RoutingHeaders {
         }
         return names
     }
+
+    /// Whether every protocol class `configuration` lists is a ``HeaderRoutedURLProtocol`` (and it lists one).
+    static func sendsOnlyThroughRoutedProtocols(_ configuration: URLSessionConfiguration) -> Bool {
+        let classes = configuration.protocolClasses ?? []
+        return !classes.isEmpty && classes.allSatisfy { $0 is any HeaderRoutedURLProtocol.Type }
+    }
 }

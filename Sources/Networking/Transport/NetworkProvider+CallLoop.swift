@@ -37,7 +37,7 @@ extension NetworkProvider {
                 break
             }
             sent = built
-            if !events.isEmpty { events.send { [built] in $0.requestDidBuild(built, context: context) } }
+            if !events.isEmpty { events.send { [shown = shown(built)] in $0.requestDidBuild(shown, context: context) } }
             let chain = chain(with: interceptor)
             var request = built
             if cache != nil || (mode.cachePolicy ?? endpoint.cachePolicy ?? cachePolicy).kind == .cacheOnly || HTTPCaching.onlyIfCached(built) {
