@@ -189,6 +189,19 @@ struct ProductionProviderTests {
         #expect(monitor.events.all.contains("redirect 302 to https://cdn.shop.example/files/7"))
     }
 
+    @Test func plainHTTPToAPinnedHostStillFailsAsInProduction() async throws {
+        // GIVEN the app's provider answered by the mock, whose pins are not enforced for want of TLS
+        let server = MockServer()
+        server.stub { _ in .json(raw: "{}") }
+        let provider = try Self.provider(server)
+        // WHEN a call goes to a pinned host over plain http (an app bug)
+        // THEN it fails before it is sent, as it would in production on every platform
+        await #expect(throws: NetworkError.unenforceablePins(host: "api.shop.example")) {
+            try await provider.response(PlainHTTPEndpoint())
+        }
+        #expect(server.requests.isEmpty)
+    }
+
     @Test func aFreshCachedAnswerDoesNotReachTheServer() async throws {
         // GIVEN a response fresh for a minute (RFC 9111 §4.2)
         let server = MockServer()
@@ -324,4 +337,10 @@ struct ProductionProviderDocSnippetTests {
         #expect(user == User(id: 1, name: "Kim"))
         #expect(server.requests.first?.header("Authorization") == "Bearer access-1")
     }
+}
+
+/// A GET of the app's API over plain http.
+private struct PlainHTTPEndpoint: Endpoint {
+    var baseURL: URL { URL(string: "http://api.shop.example/v1")! }
+    var path: String { "/me" }
 }
