@@ -75,6 +75,9 @@ struct ServerTrustRetryTests {
         #expect(server.requests.isEmpty)
     }
 
+    /// A guard, not the proof of a fix: this already held before the provider's never-retry list named a refresh
+    /// that failed on pins (the AuthInterceptor ends the chain's retry with the refresh's error first). It fails if
+    /// a refresh refused by the auth server's chain is ever repeated.
     @Test func aRefreshThatMetARefusedChainEndsTheCall() async throws {
         // GIVEN an API that says the token expired, a refresh that fails because the auth server's chain lacks its
         // pins, and an app retrier that would retry anything
