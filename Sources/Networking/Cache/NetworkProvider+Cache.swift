@@ -43,7 +43,7 @@ extension NetworkProvider {
         let sendsNothing = policy.kind == .cacheOnly || policy.kind == .preview || HTTPCaching.onlyIfCached(built)
         guard let cache, policy.kind != .disabled, mode.bodyFile == nil, mode.downloadDirectory == nil, !mode.streams,
             let method = built.httpMethod, method == "GET" || method == "HEAD", let url = built.url,
-            !Self.isConditional(built),   // the app revalidates itself: its 304 is its answer
+            !Self.isConditional(built),   // the app's own preconditions and ranges: consultCacheAnswering
             context.refreshing == nil, RefreshRun.current?.isRunning != true   // a token refresh's answer holds tokens
         else {
             if sendsNothing { throw NetworkError.notCached }
@@ -59,6 +59,7 @@ extension NetworkProvider {
             cache: cache, key: CacheKey(partition: partition, method: method, url: HTTPCaching.keyURL(url)), policy: policy, built: built,
             stamp: stamp, requestDate: requestDate)
         if policy.kind != .reload, let entry = await cache.cachedResponse(for: use.key), HTTPCaching.variantMatches(entry, built) { use.entry = entry }
+        if use.entry == nil, method == "HEAD", policy.kind != .reload, let answer = await storedGETAnswer(to: built, use: use) { return answer }
         guard let entry = use.entry else {
             if sendsNothing { throw NetworkError.notCached }
             return .send(built, use)
@@ -130,6 +131,7 @@ extension NetworkProvider {
         } else if use.entry != nil {
             await use.cache.removeResponse(for: use.key)
         }
+        await freshenStoredGET(after: response, use: use, redirected: redirected)   // RFC 9111 §4.3.5
         return result
     }
 
@@ -216,7 +218,7 @@ extension NetworkProvider {
     }
 
     /// `entry` as the response to `request`, with an `Age` header saying how old it is (`age` seconds).
-    private func cachedResponse(_ entry: CachedResponse, for request: URLRequest, age: TimeInterval) -> Response? {
+    func cachedResponse(_ entry: CachedResponse, for request: URLRequest, age: TimeInterval) -> Response? {
         var headers = entry.headers
         if let name = headers.keys.first(where: { HeaderFields.sameName($0, "Age") }) { headers.removeValue(forKey: name) }
         headers["Age"] = String(Int64(age.isNaN ? 0 : min(max(age, 0), 2_147_483_648)))   // Int64: Int may have 32 bits
@@ -246,10 +248,8 @@ extension NetworkProvider {
         }
     }
 
-    /// Whether the app made `request` conditional itself.
+    /// Whether `request` carries its own preconditions or `Range`: answered by `consultCacheAnswering`, or sent without the cache.
     private static func isConditional(_ request: URLRequest) -> Bool {
-        request.value(forHTTPHeaderField: "If-None-Match") != nil || request.value(forHTTPHeaderField: "If-Modified-Since") != nil
-            || request.value(forHTTPHeaderField: "If-Range") != nil || request.value(forHTTPHeaderField: "If-Match") != nil
-            || request.value(forHTTPHeaderField: "If-Unmodified-Since") != nil
+        HTTPCaching.preconditions(of: request) != .none
     }
 }

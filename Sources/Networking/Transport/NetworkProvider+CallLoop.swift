@@ -41,8 +41,9 @@ extension NetworkProvider {
             let chain = chain(with: interceptor)
             var request = built
             if cache != nil || (mode.cachePolicy ?? endpoint.cachePolicy ?? cachePolicy).kind == .cacheOnly || HTTPCaching.onlyIfCached(built) {
-                switch try await consultCache(built, for: endpoint, chain: chain, ownInterceptor: interceptor != nil, context: context, mode: mode) {
+                switch try await consultCacheAnswering(built, for: endpoint, chain: chain, ownInterceptor: interceptor != nil, context: context, mode: mode) {
                 case .answer(let response, let result, let key):
+                    if response.statusCode == 304 || response.statusCode == 206 { _ = try validate(response, for: endpoint, context: context) }   // as the server's
                     let report = CallReport(statusCodes: [], duration: started.secondsElapsed, cache: result)
                     return (answered(response, report: report, key: key, request: built, context: context), nil)
                 case .send(let conditional, let use):

@@ -1,0 +1,73 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+extension NetworkProvider {
+    /// ``consultCache(_:for:chain:ownInterceptor:context:mode:)`` for a request that may carry its own
+    /// preconditions or `Range`: those the cache evaluates (`If-None-Match`, `If-Modified-Since`, one byte
+    /// range with or without `If-Range`; RFC 9111 §4.3.2, RFC 9110 §13.2.2, §14.2) are answered from the
+    /// stored response the request without them would get (`304`, `206`, or the whole response). When no
+    /// stored response may answer, or the cache cannot compute the answer, the request goes to the server
+    /// as the app built it and the cache takes no part (nothing stored or removed); a call that may send
+    /// nothing fails with ``NetworkError/notCached``.
+    func consultCacheAnswering(
+        _ built: URLRequest, for endpoint: some Endpoint, chain: (any RequestInterceptor)?, ownInterceptor: Bool,
+        context: RequestContext, mode: TransferMode
+    ) async throws -> CacheConsultation {
+        guard HTTPCaching.preconditions(of: built) == .evaluated else {
+            return try await consultCache(built, for: endpoint, chain: chain, ownInterceptor: ownInterceptor, context: context, mode: mode)
+        }
+        let consultation = try await consultCache(
+            HTTPCaching.withoutPreconditions(built), for: endpoint, chain: chain, ownInterceptor: ownInterceptor, context: context, mode: mode)
+        if case .answer(let stored, let result, let key) = consultation,
+            let (response, data) = HTTPCaching.answer(to: built, from: stored, now: now())
+        {
+            return .answer(Response(data: data, httpResponse: response, request: shown(built)), result, key)
+        }
+        let policy = mode.cachePolicy ?? endpoint.cachePolicy ?? cachePolicy
+        if policy.kind == .cacheOnly || policy.kind == .preview || HTTPCaching.onlyIfCached(built) { throw NetworkError.notCached }
+        return .send(built, nil)
+    }
+
+    /// The stored `GET` response as the answer to `head`, a `HEAD` call without an entry of its own: its
+    /// status and header fields, no content (RFC 9110 §9.3.2; RFC 9111 §4 lets a cache use it). Only when
+    /// the call's policy would answer the `GET` with it (fresh; stale under ``CachePolicy/cacheElseLoad``
+    /// and ``CachePolicy/cacheOnly`` unless it says `must-revalidate` or `no-cache`), and only the variant
+    /// the request selects (`Vary`) in the call's partition; otherwise `nil` and the `HEAD` is sent.
+    func storedGETAnswer(to head: URLRequest, use: CacheUse) async -> CacheConsultation? {
+        let key = CacheKey(partition: use.key.partition, method: "GET", url: use.key.url)
+        guard let entry = await use.cache.cachedResponse(for: key), HTTPCaching.variantMatches(entry, head) else { return nil }
+        let (fresh, age) = HTTPCaching.freshness(of: entry, for: head, now: use.requestDate)
+        let answers: Bool
+        switch use.policy.kind {
+        case .http, .staleIfError: answers = fresh
+        case .cacheElseLoad, .cacheOnly: answers = fresh || HTTPCaching.mayServeStale(entry)
+        case .preview: answers = true
+        case .revalidate, .reload, .disabled: answers = false
+        }
+        guard answers, let stored = cachedResponse(entry, for: head, age: age) else { return nil }
+        return .answer(Response(data: Data(), httpResponse: stored.httpResponse, request: stored.request), fresh ? .hit : .staleHit, key)
+    }
+
+    /// After a `200` to `HEAD` (not reached through a redirect): updates the stored `GET` response of the
+    /// variant the request selects with its header fields, as a `304` does (RFC 9111 §4.3.5, §3.2), when it
+    /// describes the same representation (``HTTPCaching/headDescribes(_:stored:)``); otherwise removes it,
+    /// the stale entry no validator could revalidate (§4.3.5 "consider the stored response to be stale":
+    /// the cache may invalidate it, §4.3.5's first paragraph).
+    func freshenStoredGET(after head: Response, use: CacheUse, redirected: Bool) async {
+        guard !redirected, use.key.method == "HEAD", head.statusCode == 200 else { return }
+        let key = CacheKey(partition: use.key.partition, method: "GET", url: use.key.url)
+        guard let stored = await use.cache.cachedResponse(for: key), HTTPCaching.variantMatches(stored, use.built) else { return }
+        if HTTPCaching.headDescribes(head.httpResponse, stored: stored) {
+            let updated = HTTPCaching.updated(stored, with: head.httpResponse, requestDate: use.requestDate, responseDate: now())
+            if HTTPCaching.mayStore(updated, for: use.built) {
+                await use.cache.store(updated, for: key)
+                if let stamp = use.stamp, !stamp.isCurrent { await use.cache.removeResponse(for: key) }   // the account changed meanwhile
+                return
+            }
+        }
+        await use.cache.removeResponse(for: key)
+    }
+}
