@@ -132,6 +132,17 @@ struct CacheConditionalTests {
         #expect(try await provider.response(CachedEndpoint()).report.cache == .revalidated)
     }
 
+    @Test("without a stored response the app's conditional request goes as built; the cache takes no part (report.cache nil)")
+    func noEntry() async throws {
+        let resource = MockResource.json(Profile(name: "Kim"), etag: "\"v1\"", cacheControl: "max-age=600")
+        server.stub(.get, "/v1/profile", resource: resource)
+        let provider = provider()
+        let first = try await provider.response(conditional(["If-None-Match": "\"v0\""]))
+        #expect(first.statusCode == 200 && first.report.cache == nil)
+        #expect(try await provider.response(CachedEndpoint()).report.cache == .miss)   // nothing was stored
+        #expect(server.requests.count == 2)
+    }
+
     @Test("RFC 9111 §4.3.2: If-Match and If-Unmodified-Since are the origin's: they bypass the cache")
     func originPreconditionsBypass() async throws {
         let (provider, _) = try await storeProfile()

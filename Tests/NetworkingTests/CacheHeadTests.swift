@@ -78,6 +78,19 @@ struct CacheHeadTests {
         #expect(try await provider.response(CachedEndpoint()).report.cache != .hit)
     }
 
+    @Test("RFC 9111 §4.3.5: a 200 to HEAD reached through a redirect answers another URL: the stored GET stays as it was")
+    func redirectedHead() async throws {
+        server.stub(.get, "/v1/moved", .json(Profile(name: "Kim"), headers: ["Cache-Control": "max-age=60", "ETag": "\"v1\""]))
+        server.stub(.head, "/v1/moved", .status(302, headers: ["Location": "/v1/target"]))
+        server.stub(.head, "/v1/target", .status(200, headers: ["Cache-Control": "max-age=600", "ETag": "\"v1\""]))
+        let provider = provider()
+        _ = try await provider.response(CachedEndpoint(path: "/moved"))
+        clock.advance(by: 61)
+        let head = try await provider.response(CachedEndpoint(path: "/moved", method: .head))
+        #expect(head.report.redirects.count == 1)
+        #expect(try await provider.response(CachedEndpoint(path: "/moved")).report.cache != .hit)
+    }
+
     @Test("RFC 9111 §4.1, §4.3.5: only the GET variant the HEAD request would select is updated")
     func varyVariant() async throws {
         server.stub(

@@ -35,8 +35,10 @@ struct CacheRangeTests {
 
     @Test(
         "RFC 9110 §14.1.2, §14.4, §15.3.7: one byte range is a 206 from the fresh entry, with Content-Range and Content-Length",
-        arguments: [("bytes=2-5", "2345", "bytes 2-5/10"), ("bytes=7-", "789", "bytes 7-9/10"), ("bytes=-3", "789", "bytes 7-9/10"),
-            ("bytes=8-20", "89", "bytes 8-9/10"), ("bytes=-20", "0123456789", "bytes 0-9/10"), ("Bytes=0-0", "0", "bytes 0-0/10")])
+        arguments: [
+            ("bytes=2-5", "2345", "bytes 2-5/10"), ("bytes=7-", "789", "bytes 7-9/10"), ("bytes=-3", "789", "bytes 7-9/10"),
+            ("bytes=8-20", "89", "bytes 8-9/10"), ("bytes=-20", "0123456789", "bytes 0-9/10"), ("Bytes=0-0", "0", "bytes 0-0/10"),
+        ])
     func singleRange(_ range: String, _ body: String, _ contentRange: String) async throws {
         let (provider, _) = try await storeFile()
         let response = try await provider.response(ranged(["Range": range]))

@@ -15,6 +15,21 @@ struct Feed: Endpoint {
     var cachePolicy: CachePolicy? { .staleIfError(upTo: 86_400) }   // offline: up to a day old
 }
 
+struct ProfilePhoto: Endpoint {
+    var baseURL: URL { URL(string: "https://api.example.com/v1/")! }
+    var path: String { "/photo" }
+    var knownTag: String?   // the ETag of the copy the app keeps
+    var headers: [String: String] { knownTag.map { ["If-None-Match": $0] } ?? [:] }
+    var acceptableStatusCodes: Set<Int> { Set(200..<300).union([304]) }
+}
+
+/// The page's conditional-request snippet.
+func photoIsCurrent(provider: NetworkProvider) async throws -> Bool {
+let response = try await provider.response(ProfilePhoto(knownTag: "\"v1\""))
+let isCurrent = response.statusCode == 304   // from the cache when its entry is fresh and says "v1"
+    return isCurrent
+}
+
 /// The page's screen model around its `load()` snippet.
 @MainActor
 final class CachedProfileModel {
@@ -78,6 +93,18 @@ clock.advance(by: 61)
 _ = try await provider.request(UserAPI.user(id: 1), as: User.self)
 // profile.fullResponses == 1, profile.notModifiedResponses == 1
         #expect(profile.fullResponses == 1 && profile.notModifiedResponses == 1)
+    }
+
+    @Test func theConditionalSnippetIsAnsweredByTheCache() async throws {
+        // GIVEN a stored photo, fresh, with ETag "v1"
+        let server = MockServer()
+        let photo = MockResource(body: Data("png".utf8), etag: "\"v1\"", cacheControl: "max-age=600")
+        server.stub(.get, "/v1/photo", resource: photo)
+        let provider = server.makeProvider(cache: MemoryResponseCache())
+        _ = try await provider.response(ProfilePhoto())
+        // WHEN the app checks its copy, THEN the cache says 304 and nothing is sent
+        #expect(try await photoIsCurrent(provider: provider))
+        #expect(server.requests.count == 1)
     }
 
     @Test @MainActor func theScreenShowsTheStoredUserThenTheServersAndTheFeedFallsBackWhenOffline() async throws {

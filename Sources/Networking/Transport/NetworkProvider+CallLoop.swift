@@ -43,7 +43,8 @@ extension NetworkProvider {
             if cache != nil || (mode.cachePolicy ?? endpoint.cachePolicy ?? cachePolicy).kind == .cacheOnly || HTTPCaching.onlyIfCached(built) {
                 switch try await consultCacheAnswering(built, for: endpoint, chain: chain, ownInterceptor: interceptor != nil, context: context, mode: mode) {
                 case .answer(let response, let result, let key):
-                    if response.statusCode == 304 || response.statusCode == 206 { _ = try validate(response, for: endpoint, context: context) }   // as the server's
+                    // The cache's 304 or 206 (the app's own conditions or range) meets the endpoint's statuses as the server's would.
+                    if response.statusCode == 304 || response.statusCode == 206 { _ = try validate(response, for: endpoint, context: context) }
                     let report = CallReport(statusCodes: [], duration: started.secondsElapsed, cache: result)
                     return (answered(response, report: report, key: key, request: built, context: context), nil)
                 case .send(let conditional, let use):
