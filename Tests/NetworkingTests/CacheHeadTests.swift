@@ -66,6 +66,15 @@ struct CacheHeadTests {
         #expect(server.requests.dropFirst(2).first?.method == "GET")
     }
 
+    @Test("RFC 9111 §4.3.5, §5.2.2.5: a 200 to HEAD that says no-store removes the stored GET it would update")
+    func noStoreHead() async throws {
+        let provider = try await storeProfile(maxAge: 600)
+        server.stub(.head, "/v1/profile", .status(200, headers: ["Cache-Control": "no-store", "ETag": "\"v1\""]))
+        _ = try await provider.response(head(policy: .reload))
+        #expect(try await provider.response(CachedEndpoint()).report.cache == .miss)
+        #expect(server.requests.count == 3)
+    }
+
     @Test("RFC 9111 §4.3.5: only a 200 to HEAD updates; a 404 leaves the stored GET as it was")
     func onlyOK() async throws {
         let provider = try await storeProfile()
