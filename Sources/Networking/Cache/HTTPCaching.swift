@@ -15,11 +15,13 @@ enum HTTPCaching {
     static let heuristicFraction = 0.1
     /// ...at most a day.
     static let heuristicLimit: TimeInterval = 86_400
-    /// Response headers never stored: cookies (secrets, and the cookie store's business), the connection's
-    /// own, and the length (the body is stored as decoded).
+    /// Response headers never stored nor replayed: cookies (secrets, and the session's cookie store took
+    /// them when they arrived), the hop-by-hop fields (RFC 9111 §3.1, RFC 9110 §7.6.1) and the proxy's
+    /// authentication (RFC 9110 §11.7: for the next hop only). Fields a `Connection` lists are not
+    /// stored either (``connectionOptions(of:)``).
     private static let unstoredHeaders: Set<String> = [
         "set-cookie", "set-cookie2", "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te",
-        "trailer", "proxy-authenticate", "proxy-authorization",
+        "trailer", "proxy-authenticate", "proxy-authorization", "proxy-authentication-info",
     ]
     /// Query parameters that sign or authorize a URL (S3, Google Cloud Storage, Azure SAS, CloudFront, API
     /// keys), kept as digests in keys and on disk whatever redactor the app gives its logs, in lowercase.
@@ -40,10 +42,13 @@ enum HTTPCaching {
         let headers = storedHeaders(of: response)
         let control = CacheControl(header: HeaderFields.value(of: "Cache-Control", in: headers))
         guard !requestControl.noStore, !control.noStore, response.statusCode != 206, response.statusCode != 304 else { return nil }
-        let varyNames = self.varyNames(in: headers)
+        // Vary from the response as received: a Vary its Connection lists (so not stored) still selects.
+        var received: [String: String] = [:]
+        for (name, value) in response.allHeaderFields where HeaderFields.sameName("\(name)", "Vary") { received["\(name)"] = "\(value)" }
+        let varyNames = self.varyNames(in: received)
         guard !varyNames.contains("*") else { return nil }   // never matches a later request
         let explicit = control.maxAge != nil || HeaderFields.value(of: "Expires", in: headers) != nil
-        let validated = HeaderFields.value(of: "ETag", in: headers) != nil || HeaderFields.value(of: "Last-Modified", in: headers) != nil
+        let validated = HeaderFields.value(of: "ETag", in: headers) != nil || lastModified(in: headers, relativeTo: responseDate) != nil
         if explicit {
             guard (200..<600).contains(response.statusCode) else { return nil }
         } else {
@@ -62,17 +67,29 @@ enum HTTPCaching {
             && !CacheControl(header: request.value(forHTTPHeaderField: "Cache-Control")).noStore
     }
 
-    /// The response's headers as stored: without cookies, connection headers and any header a default
-    /// ``Redactor`` hides (a token a server echoes).
+    /// The response's headers as stored: without cookies, hop-by-hop fields, the fields its `Connection`
+    /// lists, and any header a default ``Redactor`` hides (a token a server echoes).
     static func storedHeaders(of response: HTTPURLResponse) -> [String: String] {
         let redactor = Redactor()
+        let listed = connectionOptions(of: response)
         var headers: [String: String] = [:]
         for (name, value) in response.allHeaderFields {
             let name = "\(name)"
-            guard !unstoredHeaders.contains(name.lowercased()), !redactor.hidesHeader(name) else { continue }
+            let lowercased = name.lowercased()
+            guard !unstoredHeaders.contains(lowercased), !listed.contains(lowercased), !redactor.hidesHeader(name) else { continue }
             headers[name] = storedValue("\(value)", of: name)
         }
         return headers
+    }
+
+    /// The lowercased names the `Connection` fields of `response` list (any spelling, every line): fields
+    /// for this connection only, never forwarded (RFC 9110 §7.6.1), so never stored (RFC 9111 §3.1).
+    private static func connectionOptions(of response: HTTPURLResponse) -> Set<String> {
+        var options: Set<String> = []
+        for (name, value) in response.allHeaderFields where HeaderFields.sameName("\(name)", "Connection") {
+            for option in "\(value)".split(separator: ",") { options.insert(option.trimmingCharacters(in: .whitespaces).lowercased()) }
+        }
+        return options
     }
 
     /// A header's value as stored: a URL-valued one (`Location`, `Content-Location`) with its secrets
@@ -85,34 +102,6 @@ enum HTTPCaching {
         else { return value }
         guard let url = URL(string: value) else { return "sha256:" + SHA256.hex(value) }
         return keyURL(url)
-    }
-
-    /// The lowercased header names a `Vary` value lists.
-    static func varyNames(in headers: [String: String]) -> [String] {
-        guard let vary = HeaderFields.value(of: "Vary", in: headers) else { return [] }
-        return vary.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
-    }
-
-    /// The values `request` sends for `names`; a hidden header's value as its digest.
-    static func variantHeaders(_ names: [String], of request: URLRequest) -> [String: String?] {
-        guard !names.isEmpty else { return [:] }
-        let redactor = Redactor()
-        var values: [String: String?] = [:]
-        for name in names {
-            let value = request.value(forHTTPHeaderField: name).map { normalizedFieldValue($0) }
-            values[name] = value.map { redactor.hidesHeader(name) ? "sha256:" + SHA256.hex($0) : $0 }
-        }
-        return values
-    }
-
-    /// Whether `request` sends the header values `entry` was stored with (its `Vary`).
-    static func variantMatches(_ entry: CachedResponse, _ request: URLRequest) -> Bool {
-        entry.variantHeaders.isEmpty || variantHeaders(Array(entry.variantHeaders.keys), of: request) == entry.variantHeaders
-    }
-
-    /// White space around the value and around commas ignored (RFC 9111 §4.1 allows normalizing).
-    private static func normalizedFieldValue(_ value: String) -> String {
-        value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ",")
     }
 
     // MARK: Freshness
@@ -221,12 +210,18 @@ enum HTTPCaching {
     // MARK: Revalidation
 
     /// The conditional headers that revalidate `entry` (`If-None-Match` from its `ETag`,
-    /// `If-Modified-Since` from its `Last-Modified`), or none when it has no validator.
+    /// `If-Modified-Since` from its `Last-Modified` when that is a date), or none when it has no validator.
     static func conditionalHeaders(for entry: CachedResponse) -> [String: String] {
         var headers: [String: String] = [:]
         if let etag = HeaderFields.value(of: "ETag", in: entry.headers) { headers["If-None-Match"] = etag }
-        if let modified = HeaderFields.value(of: "Last-Modified", in: entry.headers) { headers["If-Modified-Since"] = modified }
+        if let modified = lastModified(in: entry.headers, relativeTo: entry.responseDate) { headers["If-Modified-Since"] = modified }
         return headers
+    }
+
+    /// The `Last-Modified` value of `headers` when it is an HTTP date (RFC 9110 §8.8.2); an invalid one is
+    /// no validator (RFC 9110 §13.1.3: a server ignores it in `If-Modified-Since`).
+    private static func lastModified(in headers: [String: String], relativeTo now: Date) -> String? {
+        HeaderFields.value(of: "Last-Modified", in: headers).flatMap { HTTPDate.parse($0, relativeTo: now) == nil ? nil : $0 }
     }
 
     /// Whether a `304` to a request that revalidated `entry` is about `entry`: it names no `ETag`, or one
@@ -246,11 +241,13 @@ enum HTTPCaching {
     static func updated(_ entry: CachedResponse, with notModified: HTTPURLResponse, requestDate: Date, responseDate: Date) -> CachedResponse {
         var updated = entry
         let redactor = Redactor()
+        let listed = connectionOptions(of: notModified)
         var (dated, aged) = (false, false)
         for (name, value) in notModified.allHeaderFields {
             let name = "\(name)"
             let lowercased = name.lowercased()
-            guard !unstoredHeaders.contains(lowercased), !keptOn304.contains(lowercased), !redactor.hidesHeader(name) else { continue }
+            guard !unstoredHeaders.contains(lowercased), !listed.contains(lowercased), !keptOn304.contains(lowercased), !redactor.hidesHeader(name)
+            else { continue }
             dated = dated || lowercased == "date"
             aged = aged || lowercased == "age"
             replace(name, with: storedValue("\(value)", of: name), in: &updated.headers)

@@ -8,51 +8,49 @@ import Foundation
 enum HTTPDate {
     /// The longest value looked at; any real HTTP date is 29 bytes.
     static let maximumLength = 64
+    private static let (space, tab) = (UInt8(ascii: " "), UInt8(ascii: "\t"))
 
-    private static let dayNames: [[UInt8]] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"].map { Array($0.utf8) }
-    private static let longDayNames: [[UInt8]] = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+    /// The names of the grammar (RFC 9110 §5.6.7), indexed as the scanner returns them.
+    fileprivate static let dayNames: [[UInt8]] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"].map { Array($0.utf8) }
+    fileprivate static let longDayNames: [[UInt8]] = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
         .map { Array($0.utf8) }
-    private static let monthNames: [[UInt8]] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    fileprivate static let monthNames: [[UInt8]] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         .map { Array($0.utf8) }
+    fileprivate static let zoneNames: [[UInt8]] = [Array("GMT".utf8)]
 
-    /// The date `text` names, or `nil` when it is not an HTTP date.
+    /// The date `text` names, or `nil` when it is not an HTTP date (RFC 9110 §5.6.7).
     ///
     /// ```text
     /// Sun, 06 Nov 1994 08:49:37 GMT    IMF-fixdate
     /// Sunday, 06-Nov-94 08:49:37 GMT   RFC 850: the two-digit year is the one in this century, unless
     ///                                  that is more than 50 years after `now` (then the last century)
-    /// Sun Nov  6 08:49:37 1994         asctime
+    /// Sun Nov  6 08:49:37 1994         asctime: a one-digit day after two spaces, or two digits
     /// ```
+    ///
+    /// Exactly these shapes: one space where the grammar has `SP`, two-digit day, hour, minute and second,
+    /// a four-digit year (two in RFC 850), the zone `GMT`, nothing before or after but the white space
+    /// a field value never includes (RFC 9110 §5.5). Anything else (a double space, `UTC`, `+0000`, a
+    /// two-digit year in IMF-fixdate, `2:01:18`, dashes or dots in the wrong place, trailing text) is not
+    /// a date. Day, month and zone names match in any letter case: the grammar's names are case-sensitive,
+    /// but RFC 9111 §4.2 asks a cache to match them case-insensitively. The day name must be one of the
+    /// seven but need not be the date's weekday (RFC 9110 does not ask recipients to check it).
     static func parse(_ text: some StringProtocol, relativeTo now: Date = Date()) -> Date? {
-        let bytes = Array(text.utf8.prefix(maximumLength + 1))
-        guard bytes.count <= maximumLength, bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return nil }
-        let tokens = bytes.split(separator: UInt8(ascii: " ")).map(Array.init)
-        switch tokens.count {
-        case 6:   // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT
-            guard isDayName(tokens[0], in: dayNames, comma: true), tokens[1].count == 2, tokens[3].count == 4, tokens[5] == Array("GMT".utf8),
-                let day = number(tokens[1]), let month = month(tokens[2]), let year = number(tokens[3])
-            else { return nil }
-            return date(year: year, month: month, day: day, time: tokens[4])
-        case 4:   // RFC 850: Sunday, 06-Nov-94 08:49:37 GMT
-            let parts = tokens[1].split(separator: UInt8(ascii: "-"), omittingEmptySubsequences: false).map(Array.init)
-            guard isDayName(tokens[0], in: longDayNames, comma: true), tokens[3] == Array("GMT".utf8), parts.count == 3,
-                parts[0].count == 2, parts[2].count == 2,
-                let day = number(parts[0]), let month = month(parts[1]), let shortYear = number(parts[2])
-            else { return nil }
-            return date(year: fullYear(shortYear, relativeTo: now), month: month, day: day, time: tokens[2])
-        case 5:   // asctime: Sun Nov  6 08:49:37 1994
-            guard isDayName(tokens[0], in: dayNames, comma: false), (1...2).contains(tokens[2].count), tokens[4].count == 4,
-                let month = month(tokens[1]), let day = number(tokens[2]), let year = number(tokens[4])
-            else { return nil }
-            return date(year: year, month: month, day: day, time: tokens[3])
-        default:
-            return nil
-        }
+        var bytes = ArraySlice(text.utf8.prefix(maximumLength + 1))
+        guard bytes.count <= maximumLength else { return nil }
+        while let first = bytes.first, first == space || first == tab { bytes.removeFirst() }
+        while let last = bytes.last, last == space || last == tab { bytes.removeLast() }
+        guard bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return nil }   // printable ASCII only
+        var scanner = HTTPDateScanner(bytes: Array(bytes))
+        if let date = scanner.imfFixdate() { return date }
+        scanner.index = 0
+        if let date = scanner.rfc850Date(relativeTo: now) { return date }
+        scanner.index = 0
+        return scanner.asctimeDate()
     }
 
     /// RFC 9110 §5.6.7: a two-digit year that would be more than 50 years in the future is the most
     /// recent past year with those digits.
-    private static func fullYear(_ shortYear: Int, relativeTo now: Date) -> Int {
+    fileprivate static func fullYear(_ shortYear: Int, relativeTo now: Date) -> Int {
         let seconds = now.timeIntervalSince1970
         let days = seconds.isFinite ? Int(max(min(seconds, 1e12), -1e12) / 86_400) : 0
         let currentYear = year(ofDaysSinceEpoch: days)
@@ -71,36 +69,14 @@ enum HTTPDate {
         return yearOfEra + era * 400 + (monthIndex >= 10 ? 1 : 0)
     }
 
-    private static func isDayName(_ token: [UInt8], in names: [[UInt8]], comma: Bool) -> Bool {
-        guard comma else { return names.contains(token) }
-        return token.last == UInt8(ascii: ",") && names.contains(Array(token.dropLast()))
-    }
-
-    private static func month(_ token: [UInt8]) -> Int? {
-        monthNames.firstIndex(of: token).map { $0 + 1 }
-    }
-
-    /// The value of a run of ASCII digits (at most 4).
-    private static func number(_ digits: some Collection<UInt8>) -> Int? {
-        guard !digits.isEmpty, digits.count <= 4 else { return nil }
-        var value = 0
-        for byte in digits {
-            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
-            value = value * 10 + Int(byte - UInt8(ascii: "0"))
-        }
-        return value
-    }
-
-    /// The date at `time` (`hh:mm:ss`, GMT) of a calendar day, or `nil` when any field is out of range.
-    private static func date(year: Int, month: Int, day: Int, time: [UInt8]) -> Date? {
-        let parts = time.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false)
-        guard parts.count == 3, parts.allSatisfy({ $0.count == 2 }),
-            let hour = number(parts[0]), let minute = number(parts[1]), let second = number(parts[2]),
-            hour < 24, minute < 60, second <= 60,   // 60: a leap second
-            day >= 1, day <= daysIn(month: month, year: year)
+    /// The date at `hour:minute:second` GMT of a calendar day, or `nil` when any field is out of range. A
+    /// leap second (`:60`, RFC 9110 §5.6.7) counts as the second before it: RFC 9111 §4.2 asks for the
+    /// nearest time at or before the one received.
+    fileprivate static func date(year: Int, month: Int, day: Int, time: (hour: Int, minute: Int, second: Int)) -> Date? {
+        guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year), time.hour < 24, time.minute < 60, time.second <= 60
         else { return nil }
         let days = daysSinceEpoch(year: year, month: month, day: day)
-        return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + hour * 3_600 + minute * 60 + min(second, 59)))
+        return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + time.hour * 3_600 + time.minute * 60 + min(time.second, 59)))
     }
 
     private static func daysIn(month: Int, year: Int) -> Int {
@@ -119,5 +95,76 @@ enum HTTPDate {
         let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         return era * 146_097 + dayOfEra - 719_468
+    }
+}
+
+/// A cursor over the bytes of an HTTP date, reading the three forms of RFC 9110 §5.6.7 exactly.
+private struct HTTPDateScanner {
+    let bytes: [UInt8]
+    var index = 0
+
+    /// `day-name "," SP day SP month SP year SP time-of-day SP GMT`, e.g. `Sun, 06 Nov 1994 08:49:37 GMT`.
+    mutating func imfFixdate() -> Date? {
+        guard name(in: HTTPDate.dayNames) != nil, take(","), take(" "), let day = digits(2), take(" "), let month = name(in: HTTPDate.monthNames),
+            take(" "), let year = digits(4), take(" "), let time = timeOfDay(), take(" "), name(in: HTTPDate.zoneNames) != nil, index == bytes.count
+        else { return nil }
+        return HTTPDate.date(year: year, month: month + 1, day: day, time: time)
+    }
+
+    /// `day-name-l "," SP day "-" month "-" 2DIGIT SP time-of-day SP GMT`, e.g. `Sunday, 06-Nov-94 08:49:37 GMT`.
+    mutating func rfc850Date(relativeTo now: Date) -> Date? {
+        guard name(in: HTTPDate.longDayNames) != nil, take(","), take(" "), let day = digits(2), take("-"), let month = name(in: HTTPDate.monthNames),
+            take("-"), let shortYear = digits(2), take(" "), let time = timeOfDay(), take(" "), name(in: HTTPDate.zoneNames) != nil,
+            index == bytes.count
+        else { return nil }
+        return HTTPDate.date(year: HTTPDate.fullYear(shortYear, relativeTo: now), month: month + 1, day: day, time: time)
+    }
+
+    /// `day-name SP month SP ( 2DIGIT / ( SP DIGIT ) ) SP time-of-day SP year`, e.g. `Sun Nov  6 08:49:37 1994`.
+    mutating func asctimeDate() -> Date? {
+        guard name(in: HTTPDate.dayNames) != nil, take(" "), let month = name(in: HTTPDate.monthNames), take(" "),
+            let day = take(" ") ? digits(1) : digits(2), take(" "), let time = timeOfDay(), take(" "), let year = digits(4), index == bytes.count
+        else { return nil }
+        return HTTPDate.date(year: year, month: month + 1, day: day, time: time)
+    }
+
+    /// `hour ":" minute ":" second`, two digits each.
+    private mutating func timeOfDay() -> (hour: Int, minute: Int, second: Int)? {
+        guard let hour = digits(2), take(":"), let minute = digits(2), take(":"), let second = digits(2) else { return nil }
+        return (hour, minute, second)
+    }
+
+    /// Reads `byte` if it comes next.
+    private mutating func take(_ byte: Unicode.Scalar) -> Bool {
+        guard index < bytes.count, bytes[index] == UInt8(ascii: byte) else { return false }
+        index += 1
+        return true
+    }
+
+    /// Reads exactly `count` ASCII digits and returns their value.
+    private mutating func digits(_ count: Int) -> Int? {
+        guard bytes.count - index >= count else { return nil }
+        var value = 0
+        for byte in bytes[index..<index + count] {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+        }
+        index += count
+        return value
+    }
+
+    /// Reads one of `names`, in any ASCII letter case (RFC 9111 §4.2), and returns its index.
+    private mutating func name(in names: [[UInt8]]) -> Int? {
+        for (position, name) in names.enumerated() where bytes.count - index >= name.count {
+            if zip(name, bytes[index..<index + name.count]).allSatisfy({ Self.lowercased($0) == Self.lowercased($1) }) {
+                index += name.count
+                return position
+            }
+        }
+        return nil
+    }
+
+    private static func lowercased(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
     }
 }
