@@ -89,6 +89,20 @@ func uploadWithProgress(_ photo: URL, with provider: NetworkProvider) async thro
     _ = try await response
 }
 
+struct LargeFile: Endpoint {
+    var baseURL: URL { URL(string: "https://cdn.example.com")! }
+    var path: String { "/files/large.zip" }
+}
+
+func downloadLargeFile(to destination: URL, resuming saved: ResumableDownload?, with provider: NetworkProvider) async throws -> ResumableDownload? {
+    do {
+        _ = try await provider.download(LargeFile(), to: destination, resuming: saved)
+        return nil                                   // whole, at `destination`
+    } catch let interrupted as DownloadInterrupted {
+        return interrupted.resumable                 // Codable: store it, pass it back later, after a relaunch too
+    }
+}
+
 enum UserService: Endpoint {
     case user(id: Int)
     case search(query: String)
@@ -158,6 +172,29 @@ struct MigrationDocSnippetTests {
         #expect(try curl(for: GetUser(id: 1)).contains("https://api.example.com/v1/users/1"))
         #expect(makeRetryingProvider().interceptor != nil)
         #expect(makeLoggingProvider().interceptor == nil)
+    }
+
+    @Test func anInterruptedDownloadIsContinuedFromItsResumable() async throws {
+        // GIVEN a file served with ranges, whose first answer drops after 6,000 bytes, and no retry policy
+        let body = Data((0..<10_000).map { UInt8(truncatingIfNeeded: $0) })
+        let file = MockResource(body: body, etag: #""v1""#)
+        let server = MockServer()
+        server.stub(.get, "/files/large.zip") { request in
+            let answer = file.response(to: request)
+            guard request.header("Range") == nil else { return answer }
+            return .chunked([answer.body.prefix(6_000)], headers: answer.headers, failingWith: URLError(.networkConnectionLost))
+        }
+        let provider = server.makeProvider()
+        let destination = FileManager.default.temporaryDirectory.appendingPathComponent("migration-\(UUID().uuidString).zip")
+        defer { try? FileManager.default.removeItem(at: destination) }
+        // WHEN the page's function is called, then called again with what it returned
+        let saved = try #require(try await downloadLargeFile(to: destination, resuming: nil, with: provider))
+        let again = try await downloadLargeFile(to: destination, resuming: saved, with: provider)
+        // THEN the second call asked only for the rest, and the file is whole
+        #expect(again == nil)
+        #expect(server.requests.last?.header("Range") == "bytes=6000-")
+        #expect(file.partialResponses == 1)
+        #expect(try Data(contentsOf: destination) == body)
     }
 
     @Test func theAuthenticatedProviderRefreshesThroughItsOwnNetwork() async throws {

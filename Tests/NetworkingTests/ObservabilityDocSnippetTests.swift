@@ -31,6 +31,18 @@ final class StatusCounter: EventMonitor, @unchecked Sendable {
     }
 }
 
+enum ProfileError: Error, CustomNSError {
+    case locked(message: String)   // the message is not logged
+    case closed
+
+    var errorCode: Int {
+        switch self {
+        case .locked: return 4023
+        case .closed: return 4010
+        }
+    }
+}
+
 func describe(_ response: Response) -> (safe: String, full: String) {
     (response.request.cURLDescription, response.request.cURLDescription(redactor: nil))
 }
@@ -69,6 +81,21 @@ struct ObservabilityDocSnippetTests {
         let provider = server.makeProvider(interceptor: RetryPolicy(), sleep: RecordedDelays().sleep)
         let text = try await describeAttempts(of: TestEndpoint(), through: provider)
         #expect(text.hasPrefix("2 attempt(s): 503, 200 in "))
+    }
+
+    @Test func anAppErrorShowsItsCaseAndCodeInTheLog() async throws {
+        let server = MockServer()
+        server.stub(.get, "/v1/me", .status(423))
+        let lines = Recorder<String>()
+        let provider = server.makeProvider(
+            errorMapper: { _ in ProfileError.locked(message: "kim@example.com is locked") },
+            monitors: [NetworkLogger(sink: LogSink { lines.append($0) })])
+        await #expect(throws: ProfileError.self) { _ = try await provider.response(TestEndpoint(path: "/me")) }
+        await provider.waitForMonitors()
+        #expect(Redactor().error(ProfileError.locked(message: "x")) == "ProfileError.locked (code 4023)")
+        #expect(lines.all.first?.hasSuffix(": ProfileError.locked (code 4023)") == true)
+        #expect(lines.all.last?.hasSuffix(" ms, 1 attempt: ProfileError") == true)
+        #expect(!lines.all.joined().contains("kim@example.com"))
     }
 
     @Test func patientPolicy() {

@@ -89,7 +89,7 @@ struct ObservabilityTests {
         for _ in 0..<3 { release.signal() }
     }
 
-    @Test func basicLoggerWritesOneLinePerCall() async throws {
+    @Test func basicLoggerWritesTheCallsLineAfterItsFailedAttemptsLine() async throws {
         let server = MockServer()
         server.stub(.get, "/v1/users/1", .status(503), .json(User(id: 1, name: "Kim")))
         let lines = Recorder<String>()
@@ -97,13 +97,15 @@ struct ObservabilityTests {
         let logger = NetworkLogger(
             sink: LogSink {
                 lines.append($0)
-                done.fire()
+                if lines.count == 2 { done.fire() }
             })
         let provider = server.makeProvider(interceptor: RetryPolicy(random: { 0 }), monitors: [logger], sleep: RecordedDelays().sleep)
         _ = try await provider.request(TestEndpoint(queryItems: [URLQueryItem(name: "token", value: "q-secret")]), as: User.self)
         await done.wait()
-        let line = try #require(lines.all.first)
-        #expect(lines.count == 1)
+        let line = try #require(lines.all.last)
+        #expect(lines.count == 2)
+        #expect(lines.all.first?.hasPrefix("attempt 1: GET https://api.example.com/v1/users/1?token=%3Credacted%3E → 503 in ") == true)
+        #expect(!lines.all.joined().contains("q-secret"))
         #expect(line.hasPrefix("GET https://api.example.com/v1/users/1?token=%3Credacted%3E → 200 in "))
         #expect(line.hasSuffix(" ms, 2 attempts, 21 bytes"))
         #expect(!line.contains("q-secret"))

@@ -15,7 +15,8 @@ import Foundation
 /// **Order.** For one call: ``requestDidBuild(_:context:)``; then for each attempt
 /// ``requestDidAdapt(_:context:)`` (when the call has interceptors), ``taskDidStart(_:context:)``,
 /// ``requestDidRedirect(_:context:)`` for each redirect followed, ``responseDidArrive(_:duration:context:)`` (when a response came), ``validationDidFail(_:error:context:)``
-/// (when it was not acceptable) and, when the attempt failed and another was allowed,
+/// (when it was not acceptable), ``attemptDidFail(_:response:error:attempt:duration:context:)`` (when the
+/// attempt failed, for whatever reason) and, when the attempt failed and another was allowed,
 /// ``retryDidDecide(_:attempt:error:context:)``, with the token refresh events in between when the call
 /// waited for one; ``cacheDidAnswer(_:key:context:)`` when the call used the response cache; last, ``requestDidFinish(_:result:attempts:duration:context:)``. Every event of a call
 /// is queued before the call returns or throws, so after ``NetworkProvider/waitForMonitors()`` they have
@@ -51,6 +52,15 @@ public protocol EventMonitor: Sendable {
     func responseDidArrive(_ response: Response, duration: TimeInterval, context: RequestContext)
     /// An attempt's response was not acceptable; `error` is what will be thrown unless it is retried.
     func validationDidFail(_ response: Response, error: any Error, context: RequestContext)
+    /// An attempt failed: `error` is what it ended with (a ``NetworkError`` such as the unacceptable
+    /// status or the transport's failure, or the app's error as the provider's ``ErrorResponseMapper``
+    /// made it), `response` what it received (`nil` when none came), `attempt` its number (1-based) and
+    /// `duration` its time from the start of its task. Told for every attempt that failed, the call's last
+    /// included, after ``validationDidFail(_:error:context:)`` and before
+    /// ``retryDidDecide(_:attempt:error:context:)``. Show `error` through ``Redactor/error(_:)``: its own
+    /// descriptions may hold what the server said.
+    func attemptDidFail(
+        _ request: URLRequest, response: Response?, error: any Error, attempt: Int, duration: TimeInterval, context: RequestContext)
     /// The retriers answered for a failed attempt: `attempt` is the attempt that failed (1-based),
     /// `error` the reason.
     func retryDidDecide(_ result: RetryResult, attempt: Int, error: any Error, context: RequestContext)
@@ -99,6 +109,10 @@ extension EventMonitor {
     public func responseDidArrive(_ response: Response, duration: TimeInterval, context: RequestContext) {}
     /// Does nothing by default.
     public func validationDidFail(_ response: Response, error: any Error, context: RequestContext) {}
+    /// Does nothing by default.
+    public func attemptDidFail(
+        _ request: URLRequest, response: Response?, error: any Error, attempt: Int, duration: TimeInterval, context: RequestContext
+    ) {}
     /// Does nothing by default.
     public func retryDidDecide(_ result: RetryResult, attempt: Int, error: any Error, context: RequestContext) {}
     /// Does nothing by default.

@@ -5,14 +5,20 @@ import Foundation
 #endif
 
 /// An ``EventMonitor`` that logs one readable line per call (and a second when a streamed body ends),
-/// or, in verbose mode, the headers and bodies too (truncated). Secrets are hidden by its ``Redactor``: by default the usual credential
+/// a line for each failed attempt of a call that made more than one, or, in verbose mode, the headers and
+/// bodies too (truncated). Secrets are hidden by its ``Redactor``: by default the usual credential
 /// headers, the header any ``AuthInterceptor`` writes, and secret-named query items and JSON/form fields.
 ///
 /// ```text
 /// GET https://api.example.com/v1/users/1 → 200 in 12 ms, 1 attempt, 87 bytes
-/// POST https://api.example.com/v1/auth/refresh → failed in 3 ms, 1 attempt: URLError -1009
+/// attempt 1: GET https://api.example.com/v1/me → 401 in 9 ms: The server answered with unacceptable status code 401.
+/// POST https://api.example.com/v1/auth/refresh → 200 in 21 ms, 1 attempt, 94 bytes
+/// GET https://api.example.com/v1/me → 200 in 47 ms, 2 attempts, 310 bytes
 /// GET https://api.example.com/v1/chat?q=hi → 200 stream ended, 5120 bytes
 /// ```
+///
+/// The call's line (its summary) keeps its shape whatever happened; an attempt's line starts with
+/// `attempt N:`. When an attempt's line is written is said at ``Verbosity``.
 ///
 /// ```swift
 /// let provider = NetworkProvider(monitors: [NetworkLogger(verbosity: .verbose)])
@@ -20,9 +26,14 @@ import Foundation
 public struct NetworkLogger: EventMonitor {
     /// How much is logged.
     public enum Verbosity: Sendable {
-        /// One line per call.
+        /// One line per call; before it, a line for each failed attempt when the call made more than one
+        /// (written as the next attempt is decided), or when its only attempt failed with an error that is
+        /// no ``NetworkError`` (the call's line names only that error's type, its attempt's line also its
+        /// case and code: see ``Redactor/error(_:)``). A call whose only attempt succeeded or failed with a
+        /// ``NetworkError`` has its one line.
         case basic
-        /// The line, then the last request's and response's headers and bodies.
+        /// A line for every failed attempt, with its request's and response's headers and bodies; then
+        /// the call's line, with the last request's and response's headers and bodies.
         case verbose
     }
 
@@ -34,6 +45,8 @@ public struct NetworkLogger: EventMonitor {
     public let sink: LogSink
     /// The longest body shown, in characters.
     public let bodyLimit: Int
+    /// The lines of failed attempts not written yet, per call.
+    let heldAttempts = HeldAttemptLines()
 
     /// Creates a logger; by default basic, redacting the usual credentials, to standard output.
     public init(verbosity: Verbosity = .basic, redactor: Redactor = Redactor(), sink: LogSink = .standardOutput, bodyLimit: Int = 1_024) {
@@ -49,8 +62,9 @@ public struct NetworkLogger: EventMonitor {
         sink.write("↪ \(hop.statusCode) \(from) → \(hop.method) \(to)")
     }
 
-    /// Logs the call's line (method, redacted URL, status or failure, time, attempts, body size); in verbose mode
-    /// also the last request's and response's headers and bodies, redacted and truncated.
+    /// Logs the call's line (method, redacted URL, status or failure, time, attempts, body size), after
+    /// the lines of its failed attempts not written yet (see ``Verbosity``); in verbose mode also the last
+    /// request's and response's headers and bodies, redacted and truncated.
     public func requestDidFinish(
         _ request: URLRequest,
         result: Result<Response, any Error>,
@@ -58,6 +72,10 @@ public struct NetworkLogger: EventMonitor {
         duration: TimeInterval,
         context: RequestContext
     ) {
+        let held = heldAttempts.take(for: context)
+        if attempts > 1 || verbosity == .verbose || held.contains(where: \.saysMore) {
+            held.flatMap(\.lines).forEach(sink.write)
+        }
         let method = request.httpMethod ?? "GET"
         let url = request.url.map(redactor.url) ?? "?"
         let timing = "in \(Int((duration * 1_000).rounded())) ms, \(attempts) attempt\(attempts == 1 ? "" : "s")"
@@ -71,10 +89,7 @@ public struct NetworkLogger: EventMonitor {
         guard verbosity == .verbose else { return }
         sink.write(describe("request", headers: request.allHTTPHeaderFields ?? [:], body: request.httpBody))
         if case .success(let response) = result {
-            let headers = response.httpResponse.allHeaderFields.reduce(into: [String: String]()) { result, field in
-                result["\(field.key)"] = "\(field.value)"
-            }
-            sink.write(describe("response", headers: headers, body: response.data))
+            sink.write(describe("response", headers: Self.headers(of: response), body: response.data))
         }
     }
 
@@ -103,7 +118,15 @@ public struct NetworkLogger: EventMonitor {
         sink.write("⚠︎ pins: \(mismatch)")
     }
 
-    private func describe(_ title: String, headers: [String: String], body: Data?) -> String {
+    /// The response's header fields as text.
+    static func headers(of response: Response) -> [String: String] {
+        response.httpResponse.allHeaderFields.reduce(into: [String: String]()) { result, field in
+            result["\(field.key)"] = "\(field.value)"
+        }
+    }
+
+    /// A verbose block: `title:`, then the redacted header lines and the redacted, truncated body.
+    func describe(_ title: String, headers: [String: String], body: Data?) -> String {
         var lines = redactor.headerLines(headers).map { "  " + $0 }
         let contentType = headers.first { $0.key.caseInsensitiveCompare("Content-Type") == .orderedSame }?.value
         if let body, !body.isEmpty {

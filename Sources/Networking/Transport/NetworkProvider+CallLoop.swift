@@ -116,6 +116,7 @@ extension NetworkProvider {
             if deadline.hasPassed { throw deadline.exceeded }
             var request = built
             var response: Response?
+            var taskStarted = DispatchTime.now()
             do {
                 if let chain {
                     request = try await chain.adapt(built, for: context)
@@ -127,7 +128,7 @@ extension NetworkProvider {
                     if deadline.hasPassed { throw deadline.exceeded }   // the interceptors may have waited (a refresh)
                 }
                 if !events.isEmpty { events.send { [request = shown(request)] in $0.taskDidStart(request, context: context) } }
-                let taskStarted = DispatchTime.now()
+                taskStarted = DispatchTime.now()
                 let limit = endpoint.maximumResponseSize ?? maximumResponseSize
                 let (data, httpResponse, delivered, last) = try await send(
                     request, builtAs: chain == nil ? nil : built, for: endpoint, context: context, deadline: deadline,
@@ -154,6 +155,11 @@ extension NetworkProvider {
                     status: response.map { endpoint.acceptableStatusCodes.contains($0.statusCode) ? nil : $0.statusCode } ?? nil,
                     of: context)
                 let error = Self.normalize(error)
+                if !events.isEmpty {
+                    events.send { [failed = response?.request ?? shown(request), response, attempts, duration = taskStarted.secondsElapsed] in
+                        $0.attemptDidFail(failed, response: response, error: error, attempt: attempts, duration: duration, context: context)
+                    }
+                }
                 if let refused = ServerTrustRefusal.endingTheCall(error) { throw refused }   // the server's chain: no retrier asked
                 if mode.resumption?.restartsAfterRefusal() == true, attempts < maximumAttempts {
                     context.recordRetry()   // a refused range: the download starts again from its first byte, unasked
