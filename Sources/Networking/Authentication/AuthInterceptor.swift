@@ -170,15 +170,25 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
         now: @escaping @Sendable () -> Date = { Date() },
         refresh: @escaping Refresh
     ) {
-        self.init(
-            baseURL: baseURL, additionalScope: additionalScope, store: store, header: header, expiredStatusCodes: expiredStatusCodes,
-            refreshLeeway: refreshLeeway, refreshWindow: refreshWindow, readsTokenExpiry: readsTokenExpiry,
-            rejection: isRejection.map(RefreshRejection.statusRule(or:)) ?? .statusRule, now: now, refresh: refresh)
+        let id = UUID()
+        self.id = id
+        self.noteKey = "AuthInterceptor.\(id)"
+        self.scope = Set(([baseURL] + additionalScope).map(Origin.init))
+        self.store = store
+        self.header = header
+        self.expiredStatusCodes = expiredStatusCodes
+        self.refreshLeeway = refreshLeeway.isNaN ? 0 : max(refreshLeeway, 0)
+        self.refreshWindow = refreshWindow
+        self.readsTokenExpiry = readsTokenExpiry
+        self.rejection = isRejection.map(RefreshRejection.statusRule(or:)) ?? .statusRule
+        self.now = now
+        self.refresh = refresh
+        SecretHeaderNames.register(header.name)
     }
 
     /// Creates an interceptor that judges rejected refreshes by `rejection` (see ``RefreshRejection``):
     /// ``RefreshRejection/only(_:)`` replaces the status rule. The other parameters are those of
-    /// ``init(baseURL:additionalScope:store:header:expiredStatusCodes:refreshLeeway:refreshWindow:readsTokenExpiry:isRejection:now:refresh:)``.
+    /// the initializer that takes `isRejection:`, whose `isRejection` is `rejection: .statusRule(or: isRejection)`.
     public init(
         baseURL: URL,
         additionalScope: [URL] = [],
