@@ -132,6 +132,38 @@ struct EnvelopeTests {
         }
     }
 
+    @Test func aBadEnvelopeNeverQuotesTheBody() async throws {
+        // The description names the field and its coding path, never a value (a token, here).
+        let server = MockServer()
+        server.stub(.get, "/v1/users/7", .json(raw: #"{"divisionCode":{"accessToken":"secret-token-123"},"data":{"id":7,"name":"Lee"}}"#))
+        do {
+            _ = try await envelopedProvider(server).request(EnvelopedUserEndpoint(), as: EnvelopedUser.self)
+            Issue.record("a bad envelope decoded")
+        } catch {
+            #expect("\(error)".contains("divisionCode"))
+            #expect(!"\(error)".contains("secret-token-123"))
+            #expect(!error.localizedDescription.contains("secret-token-123"))
+        }
+    }
+
+    @Test func aFailureInsideA200IsNeverStoredInTheCache() async throws {
+        // RFC 9111 §3 lets a 200 be stored; a failure the envelope reports is no answer to reuse.
+        let server = MockServer()
+        server.stub(
+            .get, "/v1/users/7",
+            .json(raw: #"{"divisionCode":"E1"}"#, headers: ["Cache-Control": "max-age=600"]),
+            .json(raw: #"{"divisionCode":"0000","data":{"id":7,"name":"Lee"}}"#, headers: ["Cache-Control": "max-age=600"]))
+        let provider = NetworkProvider(
+            envelope: EnvelopeFormat(APIEnvelope.self), configuration: server.makeConfiguration(basedOn: .ephemeral),
+            cache: MemoryResponseCache())
+        await #expect(throws: AppAPIError(code: "E1", message: nil, statusCode: 200)) {
+            try await provider.request(EnvelopedUserEndpoint(), as: EnvelopedUser.self)
+        }
+        #expect(try await provider.request(EnvelopedUserEndpoint(), as: EnvelopedUser.self) == EnvelopedUser(id: 7, name: "Lee"))
+        #expect(try await provider.request(EnvelopedUserEndpoint(), as: EnvelopedUser.self) == EnvelopedUser(id: 7, name: "Lee"))
+        #expect(server.requests.count == 2)   // the success was stored and answered the third call
+    }
+
     @Test func anEndpointNamesItsOwnEnvelopeOrNone() async throws {
         let server = MockServer()
         server.stub(.get, "/v1/users/7", .json(raw: #"{"id":7,"name":"Lee"}"#))
