@@ -36,6 +36,47 @@ extension NetworkProvider {
         return copy
     }
 
+    /// The envelope every answer is wrapped in, unless an endpoint names its own (``Endpoint/envelope``);
+    /// `nil` for none. See ``EnvelopeFormat``.
+    public var envelope: EnvelopeFormat? { storedEnvelope }
+
+    /// Creates a provider whose answers are wrapped in `envelope` (see ``EnvelopeFormat``): a failure it
+    /// reports, inside a `200` or an error status, throws the app's error, seen first by the retriers and
+    /// the ``AuthInterceptor``; payloads decode from inside it. The other parameters are those of
+    /// ``init(configuration:interceptor:encoder:decoder:maximumAttempts:deadline:maximumResponseSize:redirectBehavior:allowsInsecureRedirects:cache:cachePolicy:usesSessionURLCache:now:serverTrust:errorMapper:monitors:sleep:)``.
+    ///
+    /// ```swift
+    /// let provider = NetworkProvider(envelope: EnvelopeFormat(APIEnvelope.self), interceptor: auth)
+    /// let user = try await provider.request(UserAPI.me, as: User.self)   // the "data" of the envelope
+    /// ```
+    public convenience init(
+        envelope: EnvelopeFormat,
+        configuration: URLSessionConfiguration = .default,
+        interceptor: (any RequestInterceptor)? = nil,
+        encoder: JSONEncoder = JSONEncoder(),
+        decoder: JSONDecoder = JSONDecoder(),
+        maximumAttempts: Int = NetworkProvider.defaultMaximumAttempts,
+        deadline: TimeInterval = NetworkProvider.defaultDeadline,
+        maximumResponseSize: Int = NetworkProvider.defaultMaximumResponseSize,
+        redirectBehavior: RedirectBehavior = .follow,
+        allowsInsecureRedirects: Bool = false,
+        cache: (any ResponseCache)? = nil,
+        cachePolicy: CachePolicy = .http,
+        usesSessionURLCache: Bool = false,
+        now: @escaping @Sendable () -> Date = { Date() },
+        serverTrust: ServerTrust = .default,
+        errorMapper: ErrorResponseMapper? = nil,
+        monitors: [any EventMonitor] = [],
+        sleep: @escaping @Sendable (TimeInterval) async throws -> Void = NetworkProvider.taskSleep
+    ) {
+        self.init(
+            configuration: configuration, interceptor: interceptor, encoder: encoder, decoder: decoder, maximumAttempts: maximumAttempts,
+            deadline: deadline, maximumResponseSize: maximumResponseSize, redirectBehavior: redirectBehavior,
+            allowsInsecureRedirects: allowsInsecureRedirects, cache: cache, cachePolicy: cachePolicy, usesSessionURLCache: usesSessionURLCache,
+            now: now, serverTrust: serverTrust, errorMapper: errorMapper, monitors: monitors, sleep: sleep)
+        storedEnvelope = envelope.isUnwrapped ? nil : envelope   // before anyone else holds the provider
+    }
+
     /// `request` as monitors, retriers and the app see it: without the ``routingHeaders``.
     func shown(_ request: URLRequest) -> URLRequest {
         routingHeaders.isEmpty ? request : HiddenHeaders.removing(routingHeaders, from: request)

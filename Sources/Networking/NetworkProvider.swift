@@ -50,7 +50,10 @@ public final class NetworkProvider: NetworkProviding {
     /// hop, whatever its origin.
     let additionalHeaders: [String: String]
     private let encoder: JSONEncoder
-    private let decoder: JSONDecoder
+    let decoder: JSONDecoder
+    /// The envelope answers are wrapped in (see ``envelope``): set once, by the initializer that takes one,
+    /// before the provider is handed out, and only read after that.
+    nonisolated(unsafe) var storedEnvelope: EnvelopeFormat?
     let errorMapper: ErrorResponseMapper?
     let delegate: SessionDelegate
     private let callbackQueue = DispatchQueue(label: "Networking.SessionDelegate", qos: .userInitiated)
@@ -173,7 +176,7 @@ public final class NetworkProvider: NetworkProviding {
         as type: T.Type,
         interceptor: (any RequestInterceptor)? = nil
     ) async throws -> T {
-        try decode(try await response(endpoint, interceptor: interceptor), as: type, decoder: endpoint.decoder)
+        try decodePayload(try await response(endpoint, interceptor: interceptor), as: type, for: endpoint)
     }
 
     /// Sends `endpoint` and decodes the value at `keyPath` in its JSON body as `type`, with the endpoint's decoder or the
@@ -184,10 +187,7 @@ public final class NetworkProvider: NetworkProviding {
         atKeyPath keyPath: String,
         interceptor: (any RequestInterceptor)?
     ) async throws -> T {
-        let response = try await response(endpoint, interceptor: interceptor)
-        return try DecodingKeyPath.$current.withValue(DecodingKeyPath(keyPath)) {   // only while decoding, never while sending
-            try decode(response, as: AtKeyPath<T>.self, decoder: endpoint.decoder).value
-        }
+        try decodePayload(try await response(endpoint, interceptor: interceptor), as: type, for: endpoint, atKeyPath: keyPath)
     }
 
     /// Sends `endpoint` through the pipeline (build, adapt, send, validate, retry) and returns the response it accepted.

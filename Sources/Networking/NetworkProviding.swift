@@ -95,6 +95,24 @@ public protocol NetworkProviding: Sendable {
         progress: ProgressReporter?
     ) async throws -> Response
 
+    /// Sends `endpoint`, whose body is the upload (a file, a ``MultipartForm``, data), reports how much of it
+    /// was sent, and decodes the answer as `type` as ``request(_:as:interceptor:)`` does (the endpoint's
+    /// decoder and envelope); see ``NetworkProvider/upload(_:as:interceptor:progress:)``. It has a default
+    /// implementation that returns ``request(_:as:interceptor:)`` and finishes `progress` without a value, so
+    /// fakes need not implement it.
+    ///
+    /// - Parameters:
+    ///   - endpoint: the call; its body is what is sent.
+    ///   - type: what the answer decodes to.
+    ///   - interceptor: runs after the provider's own interceptor, for this call only.
+    ///   - progress: receives the bytes sent; finished when the call ends.
+    func upload<T: Decodable>(
+        _ endpoint: some Endpoint,
+        as type: T.Type,
+        interceptor: (any RequestInterceptor)?,
+        progress: ProgressReporter?
+    ) async throws -> T
+
     /// Downloads `endpoint`'s body into the file at `destination`, replacing any file there, and returns
     /// the response with an empty `data`; see ``NetworkProvider/download(_:to:interceptor:progress:)``.
     /// It has a default implementation that writes the `data` of ``response(_:interceptor:)`` to

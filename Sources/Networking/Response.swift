@@ -24,6 +24,11 @@ public struct Response: @unchecked Sendable {
     /// The call's report once the provider made it; `nil` on a mid-call response (built on demand then,
     /// so that no attempt pays for an array it is never asked for).
     var storedReport: CallReport?
+    /// The HTTP status the app's envelope said this answer stands for (``EnvelopeFailure/standsForStatus``):
+    /// e.g. `401` for a "token expired" code inside a `200`. Retriers judge by it when it is set (the
+    /// ``AuthInterceptor`` and ``RetryPolicy`` do); ``statusCode`` stays the status the server sent.
+    /// `nil` when the answer has no envelope, or its envelope names no status.
+    public internal(set) var envelopeStatusCode: Int?
 
     /// Creates a response. The provider makes these; tests, fakes and retriers may make their own.
     /// Without `report`, the report is this one attempt, with no duration.

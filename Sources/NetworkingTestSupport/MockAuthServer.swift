@@ -163,6 +163,8 @@ public final class MockAuthServer: @unchecked Sendable {
     /// The token endpoint's protocol: ``TokenExchange/default`` unless the server was made with another.
     public let tokenExchange: TokenExchange
     private var expiredResponses = 0
+    private var resourceResponse: @Sendable (Resource) -> MockResponse = { .json($0) }
+    private var expiredResponse: MockResponse?
 
     /// Creates the API.
     ///
@@ -253,6 +255,22 @@ public final class MockAuthServer: @unchecked Sendable {
     /// api.setTokensResponse { tokens in .json(Envelope(status: 200, data: tokens)) }
     /// ```
     public func setTokensResponse(_ response: @escaping @Sendable (Tokens) -> MockResponse) { locked { tokensResponse = response } }
+    /// Makes protected requests answer in the app's envelope from now on: a valid token gets
+    /// `resource(Resource)` instead of `.json(resource)`, and a missing, old or unknown token gets `expired`
+    /// instead of ``expiredStatusCode`` (say, a `200` whose envelope says the token expired). Still counted in
+    /// ``expiredResponseCount``.
+    ///
+    /// ```swift
+    /// api.setProtectedResponses(
+    ///     resource: { .json(APIEnvelope(divisionCode: "0000", data: $0)) },
+    ///     expired: .json(raw: #"{"divisionCode":"E401","resultMsg":"token expired"}"#, statusCode: 200))
+    /// ```
+    public func setProtectedResponses(resource: @escaping @Sendable (Resource) -> MockResponse, expired: MockResponse) {
+        locked {
+            resourceResponse = resource
+            expiredResponse = expired
+        }
+    }
     /// Runs `hook` when a refresh request arrives, before it is answered (e.g. to hold it open).
     public func onRefresh(_ hook: @escaping @Sendable () async -> Void) { locked { refreshHook = hook } }
     /// Expires every access token, as if its lifetime ran out on the server.
@@ -376,11 +394,12 @@ public final class MockAuthServer: @unchecked Sendable {
         let token = request.header(header.name).flatMap { value in
             value.hasPrefix(header.prefix) ? String(value.dropFirst(header.prefix.count)) : nil
         }
-        guard let token, token == locked({ validAccessToken }) else {
+        let (valid, respond, expired) = locked { (validAccessToken, resourceResponse, expiredResponse) }
+        guard let token, token == valid else {
             locked { expiredResponses += 1 }
-            return .status(expiredStatusCode)
+            return expired ?? .status(expiredStatusCode)
         }
-        return .json(Resource(path: request.path, token: token))
+        return respond(Resource(path: request.path, token: token))
     }
 
     private func locked<T>(_ body: () -> T) -> T {

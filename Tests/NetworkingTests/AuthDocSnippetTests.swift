@@ -67,6 +67,12 @@ func authenticationWiring() -> (NetworkProvider, AuthInterceptor, AuthIntercepto
     return (provider, auth, custom)
 }
 
+/// `GET /v1/me` on the page's API.
+struct MeEndpoint: Endpoint {
+    var baseURL: URL { URL(string: "https://api.example.com/v1")! }
+    var path: String { "/me" }
+}
+
 /// Section 4 of the page.
 func strictInterceptor() -> AuthInterceptor {
     let strict = AuthInterceptor(
@@ -235,6 +241,18 @@ struct AuthDocSnippetTests {
             return first
         }
         #expect(ended)
+    }
+
+    @Test func theStrictInterceptorSignsOutOnAPlain401InvalidGrant() async throws {
+        // RFC 6749 §5.2: a refused refresh token is `invalid_grant`; isRejection adds to the status rule.
+        let server = MockServer()
+        server.stub(.post, "/v1/auth/refresh", .json(raw: #"{"error":"invalid_grant"}"#, statusCode: 401))
+        server.stub(.get, "/v1/me", .status(401))
+        let strict = strictInterceptor()
+        try await strict.signIn(with: Credential(accessToken: "a-1", refreshToken: "r-1"))
+        let provider = server.makeProvider(interceptor: strict, errorMapper: ServerError.mapper)
+        await #expect(throws: NetworkError.sessionExpired) { try await provider.response(MeEndpoint()) }
+        #expect(try await strict.currentCredential() == nil)
     }
 
     @Test func wiringBuildsProviders() async throws {

@@ -95,7 +95,7 @@ struct AuthRefreshRulesTests {
         #expect(try await store.load() == nil)
     }
 
-    @Test func isRejectionOverridesTheStatusRule() async throws {
+    @Test func isRejectionJudgesTheAppsOwnErrorARejection() async throws {
         // GIVEN an app that treats its own mapped error as a rejection, and an auth server answering 503
         let api = MockAuthServer()
         api.setRefreshAnswer(.unavailable)

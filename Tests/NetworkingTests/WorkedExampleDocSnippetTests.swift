@@ -9,45 +9,49 @@ import Networking
 import NetworkingTestSupport
 import Testing
 
-struct GeneralResponse<T: Decodable>: Decodable {
+/// The envelope around every answer: `{"status", "divisionCode", "message", "data"}`. Codes starting with
+/// "S" are successes; "E401" means the access token expired, whatever the HTTP status.
+struct GeneralResponse: ResponseEnvelope {
     let status: Int
     let divisionCode: String
     let message: String
-    let data: T?
+    /// The tokens an E009 ("sign-up not completed") carries in its `data`.
+    let incompleteSignUpTokens: EnvelopeError.Tokens?
+
+    private enum CodingKeys: String, CodingKey { case status, divisionCode, message, data }
+    private struct SignUpData: Decodable { let jwtToken: EnvelopeError.Tokens }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        status = try container.decode(Int.self, forKey: .status)
+        divisionCode = try container.decode(String.self, forKey: .divisionCode)
+        message = try container.decode(String.self, forKey: .message)
+        // Only an E009 carries tokens; any other answer's data is its payload, decoded by the call.
+        incompleteSignUpTokens = divisionCode == "E009" ? try container.decode(SignUpData.self, forKey: .data).jwtToken : nil
+    }
+
+    func failure(statusCode: Int) -> EnvelopeFailure? {
+        guard !divisionCode.hasPrefix("S") else { return nil }
+        let error = EnvelopeError(status: status, divisionCode: divisionCode, message: message, tokens: incompleteSignUpTokens)
+        return EnvelopeFailure(error, standsForStatus: divisionCode == "E401" ? 401 : nil)
+    }
 }
 
-/// What the server said when it said no: the envelope of an unacceptable status.
-struct EnvelopeError: Error, Decodable, Equatable {
+/// What the server said when it said no, whatever the HTTP status that carried it.
+struct EnvelopeError: Error, Equatable {
     struct Tokens: Decodable, Equatable { let accessToken: String; let refreshToken: String }
-    struct Payload: Decodable, Equatable { let jwtToken: Tokens? }
 
     let status: Int
     let divisionCode: String
     let message: String
-    let data: Payload?
-
-    /// The provider's error mapper: an unacceptable status whose body is an envelope becomes an `EnvelopeError`;
-    /// any other body keeps `NetworkError.invalidStatusCode`.
-    static let mapper: ErrorResponseMapper = { response in
-        try? JSONDecoder().decode(EnvelopeError.self, from: response.data)
-    }
-}
-
-extension NetworkProviding {
-    /// Sends `endpoint` and returns the envelope's `data`.
-    func data<T: Decodable>(_ endpoint: some Endpoint, as type: T.Type) async throws -> T {
-        let envelope = try await request(endpoint, as: GeneralResponse<T>.self)
-        guard let data = envelope.data else {
-            throw EnvelopeError(status: envelope.status, divisionCode: envelope.divisionCode, message: envelope.message, data: nil)
-        }
-        return data
-    }
+    let tokens: Tokens?
 }
 
 enum MemberAPI: Endpoint {
     case signIn(email: String, password: String)
     case refresh(refreshToken: String)
     case me
+    case avatar(MultipartForm)
 
     var baseURL: URL { URL(string: "https://api.example.kr/v1")! }
     var path: String {
@@ -55,22 +59,29 @@ enum MemberAPI: Endpoint {
         case .signIn: return "/auth/sign-in"
         case .refresh: return "/auth/refresh"
         case .me: return "/members/me"
+        case .avatar: return "/members/me/avatar"
         }
     }
     var method: HTTPMethod {
-        if case .me = self { return .get }
-        return .post
+        switch self {
+        case .me: return .get
+        case .avatar: return .put
+        case .signIn, .refresh: return .post
+        }
     }
     var body: RequestBody {
         switch self {
         case let .signIn(email, password): return .json(["email": email, "password": password])
         case let .refresh(token): return .json(["refreshToken": token])
         case .me: return .none
+        case let .avatar(form): return .multipart(form)
         }
     }
     var requiresAuthentication: Bool {
-        if case .me = self { return true }
-        return false
+        switch self {
+        case .me, .avatar: return true
+        case .signIn, .refresh: return false
+        }
     }
 }
 
@@ -83,6 +94,7 @@ struct MemberTokens: Decodable {
 struct Member: Decodable, Equatable {
     let id: Int
     let nickname: String
+    var avatarURL: URL? = nil
 }
 
 func makeMemberStore() -> any CredentialStore {
@@ -93,11 +105,15 @@ func makeMemberStore() -> any CredentialStore {
     #endif
 }
 
-func makeNetwork(store: any CredentialStore) -> (provider: NetworkProvider, auth: AuthInterceptor) {
-    let auth = AuthInterceptor(baseURL: URL(string: "https://api.example.kr/v1")!, store: store) { credential, network in
-        try await network.data(MemberAPI.refresh(refreshToken: credential.refreshToken), as: MemberTokens.self).credential
+func makeMemberAuth(store: any CredentialStore) -> AuthInterceptor {
+    AuthInterceptor(baseURL: URL(string: "https://api.example.kr/v1")!, store: store) { credential, network in
+        try await network.request(MemberAPI.refresh(refreshToken: credential.refreshToken), as: MemberTokens.self).credential
     }
-    return (NetworkProvider(interceptor: auth, errorMapper: EnvelopeError.mapper), auth)
+}
+
+func makeNetwork(store: any CredentialStore) -> (provider: NetworkProvider, auth: AuthInterceptor) {
+    let auth = makeMemberAuth(store: store)
+    return (NetworkProvider(envelope: EnvelopeFormat(GeneralResponse.self), interceptor: auth), auth)
 }
 
 enum SignInOutcome: Equatable {
@@ -111,18 +127,23 @@ struct MemberRepository {
 
     func signIn(email: String, password: String) async throws -> SignInOutcome {
         do {
-            let tokens = try await network.data(MemberAPI.signIn(email: email, password: password), as: MemberTokens.self)
+            let tokens = try await network.request(MemberAPI.signIn(email: email, password: password), as: MemberTokens.self)
             try await auth.signIn(with: tokens.credential)
             return .signedIn
         } catch let error as EnvelopeError where error.divisionCode == "E009" {
-            guard let tokens = error.data?.jwtToken else { throw error }
+            guard let tokens = error.tokens else { throw error }
             try await auth.signIn(with: Credential(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken))
             return .signUpIncomplete
         }
     }
 
     func me() async throws -> Member {
-        try await network.data(MemberAPI.me, as: Member.self)
+        try await network.request(MemberAPI.me, as: Member.self)
+    }
+
+    func updateAvatar(_ photo: URL, progress: ProgressReporter? = nil) async throws -> Member {
+        let form = MultipartForm([.file("avatar", at: photo, contentType: "image/jpeg")])
+        return try await network.upload(MemberAPI.avatar(form), as: Member.self, progress: progress)
     }
 }
 
@@ -131,6 +152,14 @@ func makeMembers() -> MemberRepository {
     let (provider, auth) = makeNetwork(store: makeMemberStore())
     let members = MemberRepository(network: provider, auth: auth)
     return members
+}
+
+/// The repository on the mock server, wired as the app wires it.
+func makeMembers(on server: MockServer, store: InMemoryCredentialStore) -> MemberRepository {
+    let auth = makeMemberAuth(store: store)
+    let provider = NetworkProvider(
+        envelope: EnvelopeFormat(GeneralResponse.self), configuration: server.makeConfiguration(basedOn: .ephemeral), interceptor: auth)
+    return MemberRepository(network: provider, auth: auth)
 }
 
 @Suite("Docs/WorkedExample.md snippets")
@@ -143,8 +172,7 @@ struct WorkedExampleDocSnippetTests {
             """#, statusCode: 400))
         server.stub(.get, "/v1/members/me", .json(raw: #"{"status":200,"divisionCode":"S000","message":"OK","data":{"id":7,"nickname":"홍길동"}}"#))
         let store = InMemoryCredentialStore()
-        let auth = AuthInterceptor(baseURL: URL(string: "https://api.example.kr/v1")!, store: store) { credential, _ in credential }
-        let members = MemberRepository(network: server.makeProvider(interceptor: auth, errorMapper: EnvelopeError.mapper), auth: auth)
+        let members = makeMembers(on: server, store: store)
 
         #expect(try await members.signIn(email: "kim@example.kr", password: "pw") == .signUpIncomplete)
         #expect(try await store.load()?.accessToken == "a-1")
@@ -152,34 +180,76 @@ struct WorkedExampleDocSnippetTests {
         #expect(server.requests(.get, "/v1/members/me").first?.header("Authorization") == "Bearer a-1")
     }
 
-    @Test func theAppWiringPutsTheInterceptorOnTheInjectedProvider() throws {
-        let members = makeMembers()
-        let provider = try #require(members.network as? NetworkProvider)
-        #expect(provider.interceptor as? AuthInterceptor === members.auth)
-    }
-
-    @Test func anEnvelopeWithoutDataIsAnError() async throws {
-        let server = MockServer()
-        server.stub(.get, "/v1/members/me", .json(raw: #"{"status":200,"divisionCode":"S404","message":"no member","data":null}"#))
-        let auth = AuthInterceptor(baseURL: URL(string: "https://api.example.kr/v1")!, store: InMemoryCredentialStore(Credential(accessToken: "a", refreshToken: "r"))) { credential, _ in credential }
-        let members = MemberRepository(network: server.makeProvider(interceptor: auth, errorMapper: EnvelopeError.mapper), auth: auth)
-        await #expect(throws: EnvelopeError(status: 200, divisionCode: "S404", message: "no member", data: nil)) { try await members.me() }
-    }
-
-    @Test func anExpiredTokenIsRefreshedThroughTheEnvelope() async throws {
+    @Test func anExpiredTokenInsideA200IsRefreshedOnce() async throws {
         let server = MockServer()
         server.stub(.post, "/v1/auth/refresh", .json(raw: #"{"status":200,"divisionCode":"S000","message":"OK","data":{"accessToken":"a-2","refreshToken":"r-2"}}"#))
         server.stub(.get, "/v1/members/me") { request in
             request.header("Authorization") == "Bearer a-2"
                 ? .json(raw: #"{"status":200,"divisionCode":"S000","message":"OK","data":{"id":7,"nickname":"Kim"}}"#)
-                : .json(raw: #"{"status":401,"divisionCode":"E401","message":"expired","data":null}"#, statusCode: 401)
+                : .json(raw: #"{"status":200,"divisionCode":"E401","message":"expired","data":null}"#)   // a 200 that says no
         }
         let store = InMemoryCredentialStore(Credential(accessToken: "a-1", refreshToken: "r-1"))
-        let auth = AuthInterceptor(baseURL: URL(string: "https://api.example.kr/v1")!, store: store) { credential, network in
-            try await network.data(MemberAPI.refresh(refreshToken: credential.refreshToken), as: MemberTokens.self).credential
-        }
-        let members = MemberRepository(network: server.makeProvider(interceptor: auth, errorMapper: EnvelopeError.mapper), auth: auth)
+        let members = makeMembers(on: server, store: store)
+
         #expect(try await members.me() == Member(id: 7, nickname: "Kim"))
         #expect(try await store.load()?.refreshToken == "r-2")
+        #expect(server.requests(.post, "/v1/auth/refresh").count == 1)
+    }
+
+    @Test func aRefusedRefreshInsideA200EndsTheSession() async throws {
+        let server = MockServer()
+        server.stub(.post, "/v1/auth/refresh", .json(raw: #"{"status":200,"divisionCode":"E401","message":"refresh token expired","data":null}"#))
+        server.stub(.get, "/v1/members/me", .json(raw: #"{"status":200,"divisionCode":"E401","message":"expired","data":null}"#))
+        let store = InMemoryCredentialStore(Credential(accessToken: "a-1", refreshToken: "r-1"))
+        let members = makeMembers(on: server, store: store)
+        let events = members.auth.events()
+
+        await #expect(throws: NetworkError.sessionExpired) { try await members.me() }
+        #expect(try await store.load() == nil)
+        var iterator = events.makeAsyncIterator()
+        _ = await iterator.next()                                  // refreshStarted
+        let told = await iterator.next()
+        #expect({ if case .sessionExpired? = told { return true } else { return false } }())
+    }
+
+    @Test func anAvatarUploadReturnsTheUpdatedMember() async throws {
+        let server = MockServer()
+        server.stub(.put, "/v1/members/me/avatar", .json(raw: #"""
+            {"status":200,"divisionCode":"S000","message":"OK",
+             "data":{"id":7,"nickname":"Kim","avatarURL":"https://cdn.example.kr/7.jpg"}}
+            """#))
+        let photo = FileManager.default.temporaryDirectory.appendingPathComponent("avatar-\(UUID().uuidString).jpg")
+        try Data(repeating: 0xFF, count: 2_048).write(to: photo)
+        defer { try? FileManager.default.removeItem(at: photo) }
+        let members = makeMembers(on: server, store: InMemoryCredentialStore(Credential(accessToken: "a-1", refreshToken: "r-1")))
+
+        let member = try await members.updateAvatar(photo)
+        #expect(member.avatarURL == URL(string: "https://cdn.example.kr/7.jpg"))
+        #expect(try server.requests[0].multipartParts().map(\.name) == ["avatar"])
+    }
+
+    @Test func theAppWiringPutsTheInterceptorOnTheInjectedProvider() throws {
+        let members = makeMembers()
+        let provider = try #require(members.network as? NetworkProvider)
+        #expect(provider.interceptor as? AuthInterceptor === members.auth)
+        #expect(provider.envelope?.payloadKeyPath == "data")
+    }
+
+    @Test func aSuccessWithoutDataIsADecodingErrorNamingIt() async throws {
+        let server = MockServer()
+        server.stub(.get, "/v1/members/me", .json(raw: #"{"status":200,"divisionCode":"S000","message":"OK","data":null}"#))
+        let members = makeMembers(on: server, store: InMemoryCredentialStore(Credential(accessToken: "a", refreshToken: "r")))
+        await #expect { try await members.me() } throws: { error in
+            guard case let NetworkError.decodingFailed(type, _) = error else { return false }
+            return type == #"Member at key path "data""# && "\(error)".contains("data")
+        }
+    }
+
+    @Test func anE009WithoutTokensIsABadEnvelope() async throws {
+        let server = MockServer()
+        server.stub(.post, "/v1/auth/sign-in", .json(raw: #"{"status":400,"divisionCode":"E009","message":"x","data":null}"#, statusCode: 400))
+        let members = makeMembers(on: server, store: InMemoryCredentialStore())
+        // An error status whose body is not this envelope keeps its status.
+        await #expect(throws: NetworkError.invalidStatusCode(400)) { try await members.signIn(email: "a", password: "b") }
     }
 }

@@ -213,8 +213,7 @@ extension AuthInterceptor {
     }
 
     private func isRejected(_ error: any Error, status: Int?) -> Bool {
-        if let isRejection { return isRejection(error) }
-        return Self.isRefreshTokenRejection(error) || status.map(Self.rejectionStatusCodes.contains) == true
+        rejection.judges(error, status: status)
     }
 
     // MARK: Store writes

@@ -84,7 +84,7 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
     nonisolated let noteKey: String
     nonisolated let store: any CredentialStore
     nonisolated let refresh: Refresh
-    nonisolated let isRejection: (@Sendable (any Error) -> Bool)?
+    nonisolated let rejection: RefreshRejection
     nonisolated let now: @Sendable () -> Date
     nonisolated let broadcaster = AuthEventBroadcaster()
 
@@ -150,9 +150,11 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
     ///   - refreshWindow: the refresh rate limit; 5 in 30 s by default.
     ///   - readsTokenExpiry: use a JWT access token's `exp` claim when the credential has no expiry;
     ///     `true` by default.
-    ///   - isRejection: overrides how a refresh error is judged a rejected refresh token. By default it
-    ///     is one when the refresh's last unacceptable HTTP status is in ``rejectionStatusCodes``, or
-    ///     ``isRefreshTokenRejection(_:)`` says so.
+    ///   - isRejection: judges more refresh errors a rejected refresh token (say, the app's own refusal
+    ///     code inside a `200`), **in addition to** the status rule: the refresh's last unacceptable HTTP
+    ///     status is in ``rejectionStatusCodes`` (or an envelope failure stands for one), or
+    ///     ``isRefreshTokenRejection(_:)`` says so. (It used to replace the status rule, so that a plain
+    ///     `401 invalid_grant` no longer ended the session: see ``RefreshRejection/only(_:)`` to replace it.)
     ///   - now: the clock, for tests.
     ///   - refresh: turns the current credential into a new one; see ``Refresh``.
     public init(
@@ -178,7 +180,39 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
         self.refreshLeeway = refreshLeeway.isNaN ? 0 : max(refreshLeeway, 0)
         self.refreshWindow = refreshWindow
         self.readsTokenExpiry = readsTokenExpiry
-        self.isRejection = isRejection
+        self.rejection = isRejection.map(RefreshRejection.statusRule(or:)) ?? .statusRule
+        self.now = now
+        self.refresh = refresh
+        SecretHeaderNames.register(header.name)
+    }
+
+    /// Creates an interceptor that judges rejected refreshes by `rejection` (see ``RefreshRejection``):
+    /// ``RefreshRejection/only(_:)`` replaces the status rule. The other parameters are those of
+    /// the initializer that takes `isRejection:`, whose `isRejection` is `rejection: .statusRule(or: isRejection)`.
+    public init(
+        baseURL: URL,
+        additionalScope: [URL] = [],
+        store: any CredentialStore = InMemoryCredentialStore(),
+        header: AuthorizationHeader = .bearer,
+        expiredStatusCodes: Set<Int> = [401],
+        refreshLeeway: TimeInterval = 60,
+        refreshWindow: RefreshWindow = RefreshWindow(),
+        readsTokenExpiry: Bool = true,
+        rejection: RefreshRejection,
+        now: @escaping @Sendable () -> Date = { Date() },
+        refresh: @escaping Refresh
+    ) {
+        let id = UUID()
+        self.id = id
+        self.noteKey = "AuthInterceptor.\(id)"
+        self.scope = Set(([baseURL] + additionalScope).map(Origin.init))
+        self.store = store
+        self.header = header
+        self.expiredStatusCodes = expiredStatusCodes
+        self.refreshLeeway = refreshLeeway.isNaN ? 0 : max(refreshLeeway, 0)
+        self.refreshWindow = refreshWindow
+        self.readsTokenExpiry = readsTokenExpiry
+        self.rejection = rejection
         self.now = now
         self.refresh = refresh
         SecretHeaderNames.register(header.name)
@@ -280,14 +314,15 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
         response: Response?,
         context: RequestContext
     ) async -> RetryResult {
-        guard let response, expiredStatusCodes.contains(response.statusCode),
+        let status = response.map { $0.envelopeStatusCode ?? $0.statusCode }   // an envelope's "token expired" counts as its status
+        guard let response, let status, expiredStatusCodes.contains(status),
             needsToken(request, context), context[noteKey] == nil,
             response.httpResponse.url.map({ scope.contains(Origin($0)) }) ?? true,   // not a redirect target's 401
             header.token(in: response.request) != nil   // the hop that got the 401 carried the token (no redirect took it off)
         else { return .doNotRetry }
         context[noteKey] = true
         do {
-            let replacement = try await credential(replacing: header.token(in: request), status: response.statusCode, for: context)
+            let replacement = try await credential(replacing: header.token(in: request), status: status, for: context)
             return replacement == nil ? .doNotRetry : .retry
         } catch is CancellationError {
             return .doNotRetryWithError(NetworkError.cancelled)

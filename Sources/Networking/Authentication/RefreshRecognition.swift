@@ -97,8 +97,16 @@ struct RefreshSender: NetworkProviding {
 
     func request<T: Decodable>(_ endpoint: some Endpoint, as type: T.Type, interceptor: (any RequestInterceptor)?) async throws -> T {
         let provider = try resolvedProvider()
-        return try provider.decode(
-            try await provider.response(endpoint, interceptor: interceptor, refreshing: interceptorID), as: type, decoder: endpoint.decoder)
+        return try provider.decodePayload(
+            try await provider.response(endpoint, interceptor: interceptor, refreshing: interceptorID), as: type, for: endpoint)
+    }
+
+    func request<T: Decodable>(
+        _ endpoint: some Endpoint, as type: T.Type, atKeyPath keyPath: String, interceptor: (any RequestInterceptor)?
+    ) async throws -> T {
+        let provider = try resolvedProvider()
+        let response = try await provider.response(endpoint, interceptor: interceptor, refreshing: interceptorID)
+        return try provider.decodePayload(response, as: type, for: endpoint, atKeyPath: keyPath)
     }
 
     func response(_ endpoint: some Endpoint, interceptor: (any RequestInterceptor)?) async throws -> Response {

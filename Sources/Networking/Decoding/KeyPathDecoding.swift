@@ -89,10 +89,14 @@ struct DecodingKeyPath: Sendable {
     let text: String
     /// Its keys, top first; none for an empty path.
     let keys: [String]
+    /// Whether the path leads to an envelope's payload, which an ``EmptyBodyDecodable`` type reads as its
+    /// empty value when it is missing or `null` (a success that carries nothing).
+    let isEnvelopePayload: Bool
 
-    init(_ text: String) {
+    init(_ text: String, isEnvelopePayload: Bool = false) {
         self.text = text
         self.keys = text.isEmpty ? [] : text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        self.isEnvelopePayload = isEnvelopePayload
     }
 }
 
@@ -128,6 +132,12 @@ struct AtKeyPath<Value: Decodable>: Decodable, KeyPathDecodable {
         var container = try decoder.container(keyedBy: AnyKey.self)
         for key in path.keys.dropLast() {
             container = try container.nestedContainer(keyedBy: AnyKey.self, forKey: AnyKey(key))
+        }
+        if path.isEnvelopePayload, let empty = (Value.self as? any EmptyBodyDecodable.Type)?.emptyBodyValue as? Value,
+            try !container.contains(AnyKey(last)) || container.decodeNil(forKey: AnyKey(last))
+        {
+            value = empty   // a success envelope without a payload, for a type that needs none
+            return
         }
         value = try container.decode(Value.self, forKey: AnyKey(last))
     }

@@ -100,6 +100,14 @@ public protocol Endpoint: Sendable {
     /// (``NetworkProvider/cachePolicy``, ``CachePolicy/http`` unless the provider was given another).
     /// Only matters when the provider has a cache. Default: `nil`.
     var cachePolicy: CachePolicy? { get }
+    /// The envelope this endpoint's answers are wrapped in, or `nil` for the provider's
+    /// (``NetworkProvider/envelope``, none unless the provider was given one); ``EnvelopeFormat/unwrapped``
+    /// for an endpoint whose answers are not wrapped when the provider's are. Default: `nil`.
+    ///
+    /// ```swift
+    /// var envelope: EnvelopeFormat? { EnvelopeFormat(APIEnvelope.self, payloadKeyPath: "result") }
+    /// ```
+    var envelope: EnvelopeFormat? { get }
 }
 
 extension Endpoint {
@@ -129,6 +137,8 @@ extension Endpoint {
     public var decoder: JSONDecoder? { nil }
     /// The default: `nil`, so the provider's ``NetworkProvider/cachePolicy`` applies.
     public var cachePolicy: CachePolicy? { nil }
+    /// The default: `nil`, so the provider's ``NetworkProvider/envelope`` applies.
+    public var envelope: EnvelopeFormat? { nil }
 }
 
 /// The default acceptable status codes, built once rather than on every request.

@@ -132,7 +132,7 @@ public struct RetryPolicy: RequestInterceptor {
 
     /// Whether `error` (with its response, if any) is worth another try.
     public func shouldRetry(_ error: any Error, response: Response?) -> Bool {
-        if let response { return retryableStatusCodes.contains(response.statusCode) }
+        if let response { return retryableStatusCodes.contains(response.envelopeStatusCode ?? response.statusCode) }
         switch error {
         case NetworkError.transportFailed(let urlError): return retryableURLErrorCodes.contains(urlError.code)
         case let urlError as URLError: return retryableURLErrorCodes.contains(urlError.code)

@@ -147,12 +147,12 @@ extension NetworkProvider {
                     let duration = taskStarted.secondsElapsed
                     events.send { $0.responseDidArrive(arrived, duration: duration, context: context) }
                 }
-                let validated = try validate(received, for: endpoint, context: context)
+                let validated = try validate(received, for: endpoint, context: context, inMemory: delivered == nil, judged: &response)
                 RefreshRun.current?.record(status: nil, of: context)
                 return (validated, delivered)
             } catch {
                 RefreshRun.current?.record(
-                    status: response.map { endpoint.acceptableStatusCodes.contains($0.statusCode) ? nil : $0.statusCode } ?? nil,
+                    status: response.map { $0.envelopeStatusCode ?? (endpoint.acceptableStatusCodes.contains($0.statusCode) ? nil : $0.statusCode) } ?? nil,
                     of: context)
                 let error = Self.normalize(error)
                 if !events.isEmpty {
@@ -209,9 +209,16 @@ extension NetworkProvider {
         }
     }
 
-    private func validate(_ response: Response, for endpoint: some Endpoint, context: RequestContext) throws -> Response {
-        guard endpoint.acceptableStatusCodes.contains(response.statusCode) else {
-            let error = errorMapper?(response) ?? NetworkError.invalidStatusCode(response.statusCode)
+    /// Throws the attempt's error: its status is unacceptable, or its envelope reports a failure (which
+    /// `judged` then carries as ``Response/envelopeStatusCode``, for the retriers), or is not an envelope.
+    private func validate(
+        _ response: Response, for endpoint: some Endpoint, context: RequestContext, inMemory: Bool, judged: inout Response?
+    ) throws -> Response {
+        let acceptable = endpoint.acceptableStatusCodes.contains(response.statusCode)
+        let failure = acceptable && !inMemory ? nil : try envelopeFailure(of: response, for: endpoint, acceptable: acceptable)
+        guard acceptable, failure == nil else {
+            judged?.envelopeStatusCode = failure?.standsForStatus
+            let error = failure?.error ?? errorMapper?(response) ?? NetworkError.invalidStatusCode(response.statusCode)
             events.send { $0.validationDidFail(response, error: error, context: context) }
             throw error
         }

@@ -1,0 +1,54 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+// How the provider reads the app's envelope (see EnvelopeFormat): while it validates each attempt, so that
+// the retriers and the AuthInterceptor see a failure inside a 200 before the caller does, and again when the
+// payload is decoded.
+
+extension NetworkProvider {
+    /// The envelope `endpoint`'s answers are wrapped in: its own, else the provider's; `nil` for none.
+    func envelopeFormat(for endpoint: some Endpoint) -> EnvelopeFormat? {
+        guard let format = endpoint.envelope ?? envelope, !format.isUnwrapped else { return nil }
+        return format
+    }
+
+    /// The failure `response`'s envelope reports, or `nil` (a success, no envelope, no body to read).
+    ///
+    /// - An acceptable answer whose body is not the envelope throws ``NetworkError/decodingFailed(type:error:)``
+    ///   naming the envelope and the field: never a success.
+    /// - An unacceptable answer whose body is not an envelope (a proxy's page) reports nothing: the status
+    ///   decides, as without an envelope.
+    func envelopeFailure(of response: Response, for endpoint: some Endpoint, acceptable: Bool) throws -> EnvelopeFailure? {
+        guard let format = envelopeFormat(for: endpoint), let read = format.read, !response.hasNoBody else { return nil }
+        do {
+            return try read(response.data, endpoint.decoder ?? decoder, response.statusCode)
+        } catch let error as DecodingError {
+            guard acceptable else { return nil }
+            throw NetworkError.decodingFailed(type: format.name, error: error)
+        } catch {
+            guard acceptable else { return nil }
+            let context = DecodingError.Context(codingPath: [], debugDescription: "The envelope could not be read.", underlyingError: error)
+            throw NetworkError.decodingFailed(type: format.name, error: .dataCorrupted(context))
+        }
+    }
+
+    /// The value the caller asked for: the body (at `keyPath`, if given) decoded as `type` with the endpoint's
+    /// decoder, else the provider's; inside the envelope's payload when `endpoint` has an envelope. A missing or
+    /// `null` payload decodes only as an ``EmptyBodyDecodable`` type (``EmptyResponse``, an `Optional`).
+    func decodePayload<T: Decodable>(_ response: Response, as type: T.Type, for endpoint: some Endpoint, atKeyPath keyPath: String? = nil) throws -> T {
+        guard let format = envelopeFormat(for: endpoint), !response.hasNoBody else {
+            guard let keyPath else { return try decode(response, as: type, decoder: endpoint.decoder) }
+            return try DecodingKeyPath.$current.withValue(DecodingKeyPath(keyPath)) {   // only while decoding
+                try decode(response, as: AtKeyPath<T>.self, decoder: endpoint.decoder).value
+            }
+        }
+        // An empty caller key path means the whole payload, as it means the whole body without an envelope.
+        let path = [format.payloadKeyPath, keyPath ?? ""].filter { !$0.isEmpty }.joined(separator: ".")
+        return try DecodingKeyPath.$current.withValue(DecodingKeyPath(path, isEnvelopePayload: true)) {
+            try decode(response, as: AtKeyPath<T>.self, decoder: endpoint.decoder).value
+        }
+    }
+}
