@@ -97,12 +97,16 @@ public struct CacheResult: Sendable, Hashable, CustomStringConvertible {
     public static let miss = CacheResult(name: "miss")
     /// The server could not answer; a stale entry answered instead (``CachePolicy/staleIfError(upTo:)``).
     public static let staleIfError = CacheResult(name: "stale-if-error")
+    /// Answered at once from a stale entry whose response allows it for a while (`Cache-Control:
+    /// stale-while-revalidate=N`, RFC 5861 §3), while the provider revalidates the entry in the background.
+    public static let staleWhileRevalidate = CacheResult(name: "stale-while-revalidate")
 
     /// Whether the body came from the cache (every result but ``miss``).
     public var isFromCache: Bool { self != .miss }
-    /// Whether the body is older than its freshness allows (``staleHit`` and ``staleIfError``).
-    public var isStale: Bool { self == .staleHit || self == .staleIfError }
+    /// Whether the body is older than its freshness allows (``staleHit``, ``staleIfError`` and
+    /// ``staleWhileRevalidate``).
+    public var isStale: Bool { self == .staleHit || self == .staleIfError || self == .staleWhileRevalidate }
 
-    /// `hit`, `stale hit`, `revalidated`, `miss` or `stale-if-error`.
+    /// `hit`, `stale hit`, `revalidated`, `miss`, `stale-if-error` or `stale-while-revalidate`.
     public var description: String { name }
 }
