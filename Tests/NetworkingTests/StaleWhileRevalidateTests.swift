@@ -260,4 +260,37 @@ struct StaleWhileRevalidateTests {
         await provider.waitForBackgroundRevalidations()
         #expect(store.count == 0)
     }
+
+    @Test("a background revalidation answered 401 refreshes the token and is sent again, as any call (the whole pipeline)")
+    func revalidationRefreshesToken() async throws {
+        // GIVEN alice's stale entry, and a server that took her access token back
+        server.stub(.get, "/v1/me") { request in
+            if request.headers["If-None-Match"] == nil {
+                return .json(Profile(name: "alice"), headers: ["ETag": "\"a1\"", "Cache-Control": "private, max-age=60, stale-while-revalidate=120"])
+            }
+            guard request.headers["Authorization"] == "Bearer access-1" else { return .status(401) }
+            return .status(304, headers: ["ETag": "\"a1\"", "Cache-Control": "private, max-age=60, stale-while-revalidate=120"])
+        }
+        let refreshes = Recorder<String>()
+        let auth = AuthInterceptor(
+            baseURL: URL(string: "https://api.example.com/v1/")!,
+            store: InMemoryCredentialStore(Credential(accessToken: "access-0", refreshToken: "refresh-0", account: "alice")), readsTokenExpiry: false
+        ) { credential, _ in
+            refreshes.append(credential.accessToken)
+            return Credential(accessToken: "access-1", refreshToken: "refresh-1")
+        }
+        let recorder = BackgroundRevalidationRecorder()
+        let provider = provider(interceptor: auth, monitors: [recorder])
+        let me = CachedEndpoint(path: "/me", requiresAuthentication: true)
+        _ = try await provider.response(me)
+        clock.advance(by: 90)
+        // WHEN a call is answered stale, and its background revalidation meets the 401
+        #expect(try await provider.response(me).report.cache == .staleWhileRevalidate)
+        await provider.waitForBackgroundRevalidations()
+        // THEN the token was refreshed once, the revalidation sent again with the new one, and its 304 renewed the entry
+        #expect(refreshes.all == ["access-0"])
+        #expect(server.requests.map { $0.headers["Authorization"] } == ["Bearer access-0", "Bearer access-0", "Bearer access-1"])
+        #expect(recorder.backgroundResults.all == [.revalidated])
+        #expect(try await provider.response(me).report.cache == .hit)
+    }
 }
