@@ -58,6 +58,8 @@ public final class NetworkProvider: NetworkProviding {
     let delegate: SessionDelegate
     private let callbackQueue = DispatchQueue(label: "Networking.SessionDelegate", qos: .userInitiated)
     let attemptWatch = AttemptWatch()
+    /// The cache entries being revalidated in the background (`stale-while-revalidate`), one at a time each.
+    let backgroundRevalidations = BackgroundRevalidations()
     let events: EventDispatcher
     /// Header fields (lower-cased) that go to every redirect hop and that the provider never shows
     /// (``HiddenHeaders``): the routing headers of the URL protocols its session sends through (see

@@ -107,6 +107,23 @@ _ = try await provider.request(UserAPI.user(id: 1), as: User.self)
         #expect(server.requests.count == 1)
     }
 
+    @Test func theStaleWhileRevalidateSnippetAnswersAtOnceThenRenews() async throws {
+let server = MockServer()
+let clock = ManualClock()
+let profile = MockResource.json(User(id: 1, name: "Kim"), etag: "\"v1\"", cacheControl: "max-age=60, stale-while-revalidate=600")
+server.stub(.get, "/v1/users/1", resource: profile)
+let provider = server.makeProvider(cache: MemoryResponseCache(), now: clock.now)
+
+_ = try await provider.request(UserAPI.user(id: 1), as: User.self)
+clock.advance(by: 90)
+let stale = try await provider.response(UserAPI.user(id: 1))   // at once: .staleWhileRevalidate
+await provider.waitForBackgroundRevalidations()
+let fresh = try await provider.response(UserAPI.user(id: 1))   // .hit: the 304 renewed the entry
+        #expect(stale.report.cache == .staleWhileRevalidate && stale.report.statusCodes.isEmpty)
+        #expect(fresh.report.cache == .hit)
+        #expect(profile.fullResponses == 1 && profile.notModifiedResponses == 1)
+    }
+
     @Test @MainActor func theScreenShowsTheStoredUserThenTheServersAndTheFeedFallsBackWhenOffline() async throws {
         // GIVEN a stored user that changed on the server since
         let server = MockServer()

@@ -227,6 +227,7 @@ extension TestServer {
         }
         addTransferRoutes(to: router, state: state)
         addCacheRoutes(to: router, state: state)
+        addStaleRoutes(to: router)
         addResumeRoutes(to: router)
         router.get("/echo", use: echo)
         router.post("/echo", use: echo)

@@ -1,9 +1,10 @@
 import Foundation
 
-/// The `Cache-Control` directives the provider's cache understands (RFC 9111 §5.2), parsed from a
-/// request's or a response's header. Unknown directives are ignored; a malformed number is ignored as
-/// if the directive were absent, except that a malformed `max-age` counts as 0, already stale
-/// (RFC 9111 §4.2.1: "invalid freshness information" is treated as stale).
+/// The `Cache-Control` directives the provider's cache understands (RFC 9111 §5.2, and RFC 5861's
+/// `stale-while-revalidate` and `stale-if-error`), parsed from a request's or a response's header. Unknown
+/// directives are ignored; a malformed number is ignored as if the directive were absent, except that a
+/// malformed `max-age` counts as 0, already stale (RFC 9111 §4.2.1: "invalid freshness information" is
+/// treated as stale). A repeated `max-age` counts as 0 too; a repeated RFC 5861 grant as its smallest value.
 ///
 /// Parsed on the header's UTF-8 bytes: a fresh cache hit parses it, and Foundation's trimming and
 /// case-insensitive comparison would cost more than the rest of the hit.
@@ -19,6 +20,12 @@ struct CacheControl: Equatable {
     var maxAge: TimeInterval?
     var maxStale: TimeInterval?
     var minFresh: TimeInterval?
+    /// `stale-while-revalidate` (RFC 5861 §3), in seconds: how long after it goes stale the response may
+    /// answer at once while it is revalidated in the background.
+    var staleWhileRevalidate: TimeInterval?
+    /// `stale-if-error` (RFC 5861 §4), in seconds: how long after it goes stale the response may answer
+    /// when the server cannot (a response's grant for every request; a request's for itself).
+    var staleIfError: TimeInterval?
 
     init() {}
 
@@ -55,6 +62,10 @@ struct CacheControl: Equatable {
                 maxStale = argument == nil ? .infinity : Self.seconds(argument)
             } else if Self.matches(name, "min-fresh") {
                 minFresh = Self.seconds(argument)
+            } else if Self.matches(name, "stale-while-revalidate") {
+                staleWhileRevalidate = Self.least(staleWhileRevalidate, Self.seconds(argument))
+            } else if Self.matches(name, "stale-if-error") {
+                staleIfError = Self.least(staleIfError, Self.seconds(argument))
             }
         }
     }
@@ -85,6 +96,13 @@ struct CacheControl: Equatable {
             index += 1
         }
         return true
+    }
+
+    /// The smaller of a grant parsed before and a repeated one (RFC 9111 §4.2.1 leaves a repeated directive
+    /// to the cache: it grants no more than each of its occurrences); a malformed repeat is ignored.
+    private static func least(_ earlier: TimeInterval?, _ repeated: TimeInterval?) -> TimeInterval? {
+        guard let earlier, let repeated else { return earlier ?? repeated }
+        return min(earlier, repeated)
     }
 
     /// A delta-seconds argument: digits only; a huge value is clamped (never an overflow).

@@ -30,7 +30,12 @@ public struct CachePolicy: Sendable, Hashable, CustomStringConvertible {
     /// The HTTP rules of a private cache (RFC 9111), the default: a fresh entry answers without a
     /// request; a stale one with a validator (`ETag`, `Last-Modified`) is revalidated with a conditional
     /// request, whose `304 Not Modified` returns the stored body; anything else loads and stores what
-    /// the response allows.
+    /// the response allows. RFC 5861's grants apply: a stale entry within its response's
+    /// `stale-while-revalidate=N` answers at once (``CacheResult/staleWhileRevalidate``) while the provider
+    /// revalidates it in the background, and one within the response's or the request's `stale-if-error=N`
+    /// answers when the server answers 500, 502, 503 or 504 or cannot be reached
+    /// (``CacheResult/staleIfError``). Neither applies to an entry whose response said `must-revalidate` or
+    /// `no-cache`.
     public static let http = CachePolicy(kind: .http)
     /// Always loads, ignoring any stored entry; the response is stored as the HTTP rules allow.
     public static let reload = CachePolicy(kind: .reload)
@@ -48,8 +53,9 @@ public struct CachePolicy: Sendable, Hashable, CustomStringConvertible {
 
     /// The HTTP rules, and when the server cannot answer — a transport failure (offline, a timeout, the
     /// deadline) or a 5xx status after every retry — a stored entry at most `seconds` past its freshness
-    /// instead of the error, marked ``CacheResult/staleIfError``. An entry whose response said
-    /// `must-revalidate` or `no-cache` is never used so.
+    /// instead of the error, marked ``CacheResult/staleIfError``. A `stale-if-error=N` of the response or
+    /// the request that allows more (for a 500, 502, 503, 504 or no answer, RFC 5861 §4) wins. An entry
+    /// whose response said `must-revalidate` or `no-cache` is never used so.
     public static func staleIfError(upTo seconds: TimeInterval) -> CachePolicy {
         CachePolicy(kind: .staleIfError(seconds.isNaN ? 0 : max(seconds, 0)))
     }
@@ -95,14 +101,19 @@ public struct CacheResult: Sendable, Hashable, CustomStringConvertible {
     public static let revalidated = CacheResult(name: "revalidated")
     /// The server's full answer (stored when the HTTP rules allow).
     public static let miss = CacheResult(name: "miss")
-    /// The server could not answer; a stale entry answered instead (``CachePolicy/staleIfError(upTo:)``).
+    /// The server could not answer; a stale entry answered instead (``CachePolicy/staleIfError(upTo:)``, or
+    /// a `stale-if-error` directive of the response or the request, RFC 5861 §4).
     public static let staleIfError = CacheResult(name: "stale-if-error")
+    /// Answered at once from a stale entry whose response allows it for a while (`Cache-Control:
+    /// stale-while-revalidate=N`, RFC 5861 §3), while the provider revalidates the entry in the background.
+    public static let staleWhileRevalidate = CacheResult(name: "stale-while-revalidate")
 
     /// Whether the body came from the cache (every result but ``miss``).
     public var isFromCache: Bool { self != .miss }
-    /// Whether the body is older than its freshness allows (``staleHit`` and ``staleIfError``).
-    public var isStale: Bool { self == .staleHit || self == .staleIfError }
+    /// Whether the body is older than its freshness allows (``staleHit``, ``staleIfError`` and
+    /// ``staleWhileRevalidate``).
+    public var isStale: Bool { self == .staleHit || self == .staleIfError || self == .staleWhileRevalidate }
 
-    /// `hit`, `stale hit`, `revalidated`, `miss` or `stale-if-error`.
+    /// `hit`, `stale hit`, `revalidated`, `miss`, `stale-if-error` or `stale-while-revalidate`.
     public var description: String { name }
 }

@@ -75,8 +75,15 @@ extension NetworkProvider {
             if let response = cachedResponse(entry, for: built, age: age) { return .answer(response, fresh ? .hit : .staleHit, use.key) }
         case .http, .staleIfError:
             if fresh, let response = cachedResponse(entry, for: built, age: age) { return .answer(response, .hit, use.key) }
-            // only-if-cached: the server is out of reach by the request's own choice, as when it cannot answer.
-            if sendsNothing, let response = staleIfErrorResponse(use: use, entry: entry, now: requestDate) {
+            // stale-while-revalidate: answered at once; the caller starts the background revalidation (RFC 5861 §3).
+            if !sendsNothing, HTTPCaching.mayServeWhileRevalidating(entry, for: built, now: requestDate),
+                let response = cachedResponse(entry, for: built, age: age)
+            {
+                return .answer(response, .staleWhileRevalidate, use.key)
+            }
+            // only-if-cached: the server is out of reach by the request's own choice, as when it cannot answer
+            // (RFC 9111 §5.2.1.7's 504: an error in RFC 5861 §4's sense).
+            if sendsNothing, let response = staleIfErrorResponse(use: use, entry: entry, now: requestDate, serverError: true) {
                 return .answer(response, .staleIfError, use.key)
             }
         case .revalidate, .reload, .disabled:
@@ -157,19 +164,28 @@ extension NetworkProvider {
         return response
     }
 
-    /// The stored entry that answers a call that failed with `error`, under
-    /// ``CachePolicy/staleIfError(upTo:)``: when the server could not answer (a transport failure, the
-    /// deadline, a 5xx) and the entry is no more than the allowed seconds stale.
+    /// The stored entry that answers a call that failed with `error`: when the server could not answer (a
+    /// transport failure, the deadline, a 5xx) and the entry is stale by no more than the call may use — a
+    /// ``CachePolicy/staleIfError(upTo:)`` policy's seconds, or for a 500, 502, 503, 504 or no answer, a
+    /// `stale-if-error` of the response or the request (RFC 5861 §4), whichever is larger.
     func staleIfErrorResponse(after error: any Error, lastStatus: Int?, use: CacheUse?) -> Response? {
         guard let use, let entry = use.entry, Self.serverCouldNotAnswer(error, lastStatus: lastStatus) else { return nil }
-        return staleIfErrorResponse(use: use, entry: entry, now: now())
+        return staleIfErrorResponse(use: use, entry: entry, now: now(), serverError: HTTPCaching.isStaleIfErrorFailure(status: lastStatus))
     }
 
-    /// `entry` as the answer of a ``CachePolicy/staleIfError(upTo:)`` call whose server cannot answer: when
-    /// its response allows serving it stale (not `must-revalidate` or `no-cache`, RFC 9111 §4.2.4) and it
-    /// is no more than the allowed seconds stale.
-    private func staleIfErrorResponse(use: CacheUse, entry: CachedResponse, now: Date) -> Response? {
-        guard case .staleIfError(let allowed) = use.policy.kind, HTTPCaching.mayServeStale(entry),
+    /// `entry` as the answer of a call (under ``CachePolicy/http`` or ``CachePolicy/staleIfError(upTo:)``)
+    /// whose server cannot answer: when its response allows serving it stale (not `must-revalidate` or
+    /// `no-cache`, RFC 9111 §4.2.4) and it is no more than the allowed seconds stale. `serverError`: the
+    /// failure is an error in RFC 5861 §4's sense, which the `stale-if-error` directives cover.
+    private func staleIfErrorResponse(use: CacheUse, entry: CachedResponse, now: Date, serverError: Bool) -> Response? {
+        let policyAllowance: TimeInterval?
+        switch use.policy.kind {
+        case .staleIfError(let seconds): policyAllowance = seconds
+        case .http: policyAllowance = nil
+        case .reload, .cacheElseLoad, .cacheOnly, .disabled, .revalidate, .preview: return nil
+        }
+        guard
+            let allowed = HTTPCaching.staleIfErrorAllowance(of: entry, for: use.built, policyAllowance: policyAllowance, serverError: serverError),
             HTTPCaching.staleness(of: entry, now: now) <= allowed
         else { return nil }
         return cachedResponse(entry, for: use.built, age: HTTPCaching.currentAge(of: entry, now: now))

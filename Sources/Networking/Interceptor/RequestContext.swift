@@ -18,6 +18,10 @@ public final class RequestContext: @unchecked Sendable {
     /// The ``AuthInterceptor`` (by its identity) whose token refresh this call sends, if any: that
     /// interceptor neither authenticates nor refreshes for it.
     let refreshing: UUID?
+    /// Whether this call is the provider's background revalidation of a cache entry that answered another
+    /// call stale (`Cache-Control: stale-while-revalidate`, RFC 5861 §3): no caller waits for it. Monitors
+    /// see its events like any call's.
+    public let isBackgroundRevalidation: Bool
     private var lock: NSLock { Self.lock }
     private static let lock = NSLock()
     private var _retryCount = 0
@@ -30,11 +34,12 @@ public final class RequestContext: @unchecked Sendable {
         self.init(endpoint: endpoint, events: EventDispatcher([]), provider: provider, refreshing: nil)
     }
 
-    init(endpoint: any Endpoint, events: EventDispatcher, provider: NetworkProvider?, refreshing: UUID?) {
+    init(endpoint: any Endpoint, events: EventDispatcher, provider: NetworkProvider?, refreshing: UUID?, isBackgroundRevalidation: Bool = false) {
         self.endpoint = endpoint
         self.events = events
         self.provider = provider
         self.refreshing = refreshing
+        self.isBackgroundRevalidation = isBackgroundRevalidation
     }
 
     /// How many times this call has been retried so far: 0 during the first attempt.

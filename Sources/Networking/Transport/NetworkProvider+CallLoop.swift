@@ -6,14 +6,16 @@ import Foundation
 
 extension NetworkProvider {
     /// Sends one call, its body handled as `mode` says: the pipeline every public call goes through.
+    /// `inBackground`: the call is a background revalidation of a cache entry (no caller waits for it).
     func perform(
         _ endpoint: some Endpoint,
         interceptor: (any RequestInterceptor)?,
         refreshing: UUID?,
-        mode: TransferMode
+        mode: TransferMode,
+        inBackground: Bool = false
     ) async throws -> (response: Response, delivered: DeliveredBody?) {
         let started = DispatchTime.now()
-        let context = RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: refreshing)
+        let context = RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: refreshing, isBackgroundRevalidation: inBackground)
         var sent: URLRequest?
         var statuses: [Int?] = []   // one per attempt: its status, or nil when none came
         var hops: [RedirectHop] = []
@@ -44,7 +46,13 @@ extension NetworkProvider {
                 switch try await consultCacheAnswering(built, for: endpoint, chain: chain, ownInterceptor: interceptor != nil, context: context, mode: mode) {
                 case .answer(let response, let result, let key):
                     // The cache's 304 or 206 (the app's own conditions or range) meets the endpoint's statuses as the server's would.
-                    if response.statusCode == 304 || response.statusCode == 206 { _ = try validate(response, for: endpoint, context: context) }
+                    if response.statusCode == 304 || response.statusCode == 206 {
+                        var unjudged: Response?
+                        _ = try validate(response, for: endpoint, context: context, inMemory: false, judged: &unjudged)
+                    }
+                    if result == .staleWhileRevalidate {   // answered stale at once: the entry is revalidated behind it (RFC 5861 §3)
+                        revalidateInBackground(endpoint, interceptor: interceptor, key: key, sizeLimit: mode.sizeLimit)
+                    }
                     let report = CallReport(statusCodes: [], duration: started.secondsElapsed, cache: result)
                     return (answered(response, report: report, key: key, request: built, context: context), nil)
                 case .send(let conditional, let use):
