@@ -70,11 +70,12 @@ extension HTTPCaching {
     }
 
     /// Whether `If-None-Match: condition` is false for a representation whose entity tag is `etag` (RFC
-    /// 9110 §13.1.2): `*`, or a listed tag that matches it by the weak comparison (§8.8.3.2). Unquoted
-    /// tags are compared by their text, as a lenient recipient does.
+    /// 9110 §13.1.2): a bare `*` (the whole field value; a quoted `"*"` or `W/"*"` is an entity tag like
+    /// any other), or a listed tag that matches it by the weak comparison (§8.8.3.2). Unquoted tags are
+    /// compared by their text, as a lenient recipient does.
     static func noneMatchFails(_ condition: String, etag: String?) -> Bool {
+        if condition.trimmingCharacters(in: .whitespaces) == "*" { return true }
         let listed = entityTags(in: condition)
-        if listed.contains("*") { return true }
         guard let etag, let tag = entityTags(in: etag).first else { return false }
         return listed.contains(tag)
     }
