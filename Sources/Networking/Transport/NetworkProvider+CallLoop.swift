@@ -43,8 +43,8 @@ extension NetworkProvider {
             if cache != nil || (mode.cachePolicy ?? endpoint.cachePolicy ?? cachePolicy).kind == .cacheOnly || HTTPCaching.onlyIfCached(built) {
                 switch try await consultCacheAnswering(built, for: endpoint, chain: chain, ownInterceptor: interceptor != nil, context: context, mode: mode) {
                 case .answer(let response, let result, let key):
-                    // The cache's 304 or 206 (the app's own conditions or range) meets the endpoint's statuses as the server's would.
-                    if response.statusCode == 304 || response.statusCode == 206 { _ = try validate(response, for: endpoint, context: context) }
+                    // Every cache answer meets the endpoint's statuses as the server's would; a failure is final (no retrier).
+                    _ = try validate(response, for: endpoint, context: context)
                     let report = CallReport(statusCodes: [], duration: started.secondsElapsed, cache: result)
                     return (answered(response, report: report, key: key, request: built, context: context), nil)
                 case .send(let conditional, let use):
@@ -84,7 +84,9 @@ extension NetworkProvider {
             if mode.streams, !events.isEmpty { Self.reportStreamEnd(of: delivered, response: response, to: events, context: context) }
             return (response, delivered)
         } catch {
-            if let use = cacheUse, let stale = staleIfErrorResponse(after: error, lastStatus: statuses.last ?? nil, use: use) {
+            if let use = cacheUse, let stale = staleIfErrorResponse(after: error, lastStatus: statuses.last ?? nil, use: use),
+                endpoint.acceptableStatusCodes.contains(stale.statusCode)
+            {
                 let report = CallReport(statusCodes: statuses, duration: started.secondsElapsed, redirects: hops, cache: .staleIfError)
                 return (answered(stale, report: report, key: use.key, request: sent ?? use.built, context: context), nil)
             }
