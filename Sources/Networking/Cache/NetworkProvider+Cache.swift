@@ -34,16 +34,16 @@ extension NetworkProvider {
     /// adds the conditional headers that revalidate one, or lets it load. Throws
     /// ``NetworkError/notCached`` when the call may send nothing — a ``CachePolicy/cacheOnly`` call, or a
     /// request that says `Cache-Control: only-if-cached` (RFC 9111 §5.2.1.7) — and no stored entry may
-    /// answer it.
+    /// answer it. `preconditions`: those of `built`, read once by ``consultCacheAnswering``.
     func consultCache(
-        _ built: URLRequest, for endpoint: some Endpoint, chain: (any RequestInterceptor)?, ownInterceptor: Bool,
-        context: RequestContext, mode: TransferMode
+        _ built: URLRequest, preconditions: HTTPCaching.Preconditions, for endpoint: some Endpoint, chain: (any RequestInterceptor)?,
+        ownInterceptor: Bool, context: RequestContext, mode: TransferMode
     ) async throws -> CacheConsultation {
         let policy = mode.cachePolicy ?? endpoint.cachePolicy ?? cachePolicy
         let sendsNothing = policy.kind == .cacheOnly || policy.kind == .preview || HTTPCaching.onlyIfCached(built)
         guard let cache, policy.kind != .disabled, mode.bodyFile == nil, mode.downloadDirectory == nil, !mode.streams,
             let method = built.httpMethod, method == "GET" || method == "HEAD", let url = built.url,
-            !Self.isConditional(built),   // the app's own preconditions and ranges: consultCacheAnswering
+            preconditions == .none,   // the app's own preconditions and ranges: consultCacheAnswering
             context.refreshing == nil, RefreshRun.current?.isRunning != true   // a token refresh's answer holds tokens
         else {
             if sendsNothing { throw NetworkError.notCached }
@@ -246,10 +246,5 @@ extension NetworkProvider {
         return fields.keys.contains { name in
             HeaderFields.sameName(name, "Authorization") || HeaderFields.sameName(name, "Proxy-Authorization") || SecretHeaderNames.contains(name)
         }
-    }
-
-    /// Whether `request` carries its own preconditions or `Range`: answered by `consultCacheAnswering`, or sent without the cache.
-    private static func isConditional(_ request: URLRequest) -> Bool {
-        HTTPCaching.preconditions(of: request) != .none
     }
 }

@@ -5,22 +5,25 @@ import Foundation
 #endif
 
 extension NetworkProvider {
-    /// ``consultCache(_:for:chain:ownInterceptor:context:mode:)`` for a request that may carry its own
-    /// preconditions or `Range`: those the cache evaluates (`If-None-Match`, `If-Modified-Since`, one byte
-    /// range with or without `If-Range`; RFC 9111 §4.3.2, RFC 9110 §13.2.2, §14.2) are answered from the
-    /// stored response the request without them would get (`304`, `206`, or the whole response). When no
-    /// stored response may answer, or the cache cannot compute the answer, the request goes to the server
-    /// as the app built it and the cache takes no part (nothing stored or removed); a call that may send
-    /// nothing fails with ``NetworkError/notCached``.
+    /// ``consultCache(_:preconditions:for:chain:ownInterceptor:context:mode:)`` for a request that may carry
+    /// its own preconditions or `Range`: those the cache evaluates (`If-None-Match`, `If-Modified-Since`,
+    /// one byte range with or without `If-Range`; RFC 9111 §4.3.2, RFC 9110 §13.2.2, §14.2) are answered
+    /// from the stored response the request without them would get (`304`, `206`, or the whole response).
+    /// When no stored response may answer, or the cache cannot compute the answer, the request goes to the
+    /// server as the app built it and the cache takes no part (nothing stored or removed); a call that may
+    /// send nothing fails with ``NetworkError/notCached``. The request's header fields are read once here.
     func consultCacheAnswering(
         _ built: URLRequest, for endpoint: some Endpoint, chain: (any RequestInterceptor)?, ownInterceptor: Bool,
         context: RequestContext, mode: TransferMode
     ) async throws -> CacheConsultation {
-        guard HTTPCaching.preconditions(of: built) == .evaluated else {
-            return try await consultCache(built, for: endpoint, chain: chain, ownInterceptor: ownInterceptor, context: context, mode: mode)
+        let preconditions = HTTPCaching.preconditions(of: built)
+        guard preconditions == .evaluated else {
+            return try await consultCache(
+                built, preconditions: preconditions, for: endpoint, chain: chain, ownInterceptor: ownInterceptor, context: context, mode: mode)
         }
         let consultation = try await consultCache(
-            HTTPCaching.withoutPreconditions(built), for: endpoint, chain: chain, ownInterceptor: ownInterceptor, context: context, mode: mode)
+            HTTPCaching.withoutPreconditions(built), preconditions: .none, for: endpoint, chain: chain, ownInterceptor: ownInterceptor,
+            context: context, mode: mode)
         if case .answer(let stored, let result, let key) = consultation,
             let (response, data) = HTTPCaching.answer(to: built, from: stored, now: now())
         {
