@@ -24,10 +24,16 @@ extension NetworkProvider {
         let consultation = try await consultCache(
             HTTPCaching.withoutPreconditions(built), preconditions: .none, for: endpoint, chain: chain, ownInterceptor: ownInterceptor,
             context: context, mode: mode)
-        if case .answer(let stored, let result, let key) = consultation,
-            let (response, data) = HTTPCaching.answer(to: built, from: stored, now: now())
-        {
-            return .answer(Response(data: data, httpResponse: response, request: shown(built)), result, key)
+        if case .answer(let stored, let result, let key) = consultation {
+            let now = now()
+            // RFC 9111 §4.3.2: a stored response without Last-Modified or Date was last modified when it was received.
+            var received: Date?
+            if built.value(forHTTPHeaderField: "If-Modified-Since") != nil, HTTPCaching.lastModified(of: stored.httpResponse, now: now) == nil {
+                received = await cache?.cachedResponse(for: key)?.responseDate
+            }
+            if let (response, data) = HTTPCaching.answer(to: built, from: stored, received: received, now: now) {
+                return .answer(Response(data: data, httpResponse: response, request: shown(built)), result, key)
+            }
         }
         let policy = mode.cachePolicy ?? endpoint.cachePolicy ?? cachePolicy
         if policy.kind == .cacheOnly || policy.kind == .preview || HTTPCaching.onlyIfCached(built) { throw NetworkError.notCached }
