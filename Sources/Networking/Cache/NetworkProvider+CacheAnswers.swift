@@ -62,14 +62,17 @@ extension NetworkProvider {
 
     /// After a `200` to `HEAD` (not reached through a redirect): updates the stored `GET` response of the
     /// variant the request selects with its header fields, as a `304` does (RFC 9111 §4.3.5, §3.2), when it
-    /// describes the same representation (``HTTPCaching/headDescribes(_:stored:)``); otherwise removes it,
-    /// the stale entry no validator could revalidate (§4.3.5 "consider the stored response to be stale":
-    /// the cache may invalidate it, §4.3.5's first paragraph).
+    /// describes the same representation (``HTTPCaching/headDescribes(_:stored:)``); removes it when it
+    /// describes another, the stale entry no validator could revalidate (§4.3.5 "consider the stored
+    /// response to be stale": the cache may invalidate it, §4.3.5's first paragraph); leaves it when the
+    /// `HEAD` carries no `ETag`, `Last-Modified` or `Content-Length` to tell.
     func freshenStoredGET(after head: Response, use: CacheUse, redirected: Bool) async {
         guard !redirected, use.key.method == "HEAD", head.statusCode == 200 else { return }
         let key = CacheKey(partition: use.key.partition, method: "GET", url: use.key.url)
-        guard let stored = await use.cache.cachedResponse(for: key), HTTPCaching.variantMatches(stored, use.built) else { return }
-        if HTTPCaching.headDescribes(head.httpResponse, stored: stored) {
+        guard let stored = await use.cache.cachedResponse(for: key), HTTPCaching.variantMatches(stored, use.built),
+            let describes = HTTPCaching.headDescribes(head.httpResponse, stored: stored)   // nil: the HEAD tells nothing about it
+        else { return }
+        if describes {
             let updated = HTTPCaching.updated(stored, with: head.httpResponse, requestDate: use.requestDate, responseDate: now())
             if HTTPCaching.mayStore(updated, for: use.built) {
                 await use.cache.store(updated, for: key)
