@@ -241,7 +241,7 @@ extension NetworkProvider {
 
     /// Whether `request` carries credentials: `Authorization`, `Proxy-Authorization`, or the header an
     /// ``AuthInterceptor`` writes.
-    private static func carriesCredentials(_ request: URLRequest) -> Bool {
+    static func carriesCredentials(_ request: URLRequest) -> Bool {
         guard let fields = request.allHTTPHeaderFields, !fields.isEmpty else { return false }
         return fields.keys.contains { name in
             HeaderFields.sameName(name, "Authorization") || HeaderFields.sameName(name, "Proxy-Authorization") || SecretHeaderNames.contains(name)

@@ -65,9 +65,15 @@ extension NetworkProvider {
     /// describes the same representation (``HTTPCaching/headDescribes(_:stored:)``); removes it when it
     /// describes another, the stale entry no validator could revalidate (§4.3.5 "consider the stored
     /// response to be stale": the cache may invalidate it, §4.3.5's first paragraph); leaves it when the
-    /// `HEAD` carries no `ETag`, `Last-Modified` or `Content-Length` to tell.
+    /// `HEAD` carries no `ETag`, `Last-Modified` or `Content-Length` to tell, when the `HEAD` request said
+    /// `no-store` (RFC 9111 §5.2.1.5 keeps only this exchange out of the cache), and when it carried
+    /// credentials no interceptor tied to an account (the shared entry is not its to change, as such a
+    /// response is never stored).
     func freshenStoredGET(after head: Response, use: CacheUse, redirected: Bool) async {
-        guard !redirected, use.key.method == "HEAD", head.statusCode == 200 else { return }
+        guard !redirected, use.key.method == "HEAD", head.statusCode == 200,
+            use.key.partition != nil || !Self.carriesCredentials(head.request),   // not its to change, as updateCache stores none
+            !CacheControl(header: use.built.value(forHTTPHeaderField: "Cache-Control")).noStore   // RFC 9111 §5.2.1.5: this exchange only
+        else { return }
         let key = CacheKey(partition: use.key.partition, method: "GET", url: use.key.url)
         guard let stored = await use.cache.cachedResponse(for: key), HTTPCaching.variantMatches(stored, use.built),
             let describes = HTTPCaching.headDescribes(head.httpResponse, stored: stored)   // nil: the HEAD tells nothing about it
