@@ -20,6 +20,8 @@ struct CacheUse: @unchecked Sendable {
     var revalidates = false
     /// When the call began: the entry's `request_time` (conservative: retries count as transit).
     let requestDate: Date
+    /// For a `HEAD`: the stored `GET` response of its variant when the call began (RFC 9111 §4.3.5).
+    var storedGET: CachedResponse?
 }
 
 /// The answer of the cache before sending: a response, or the request to send and how the cache
@@ -59,6 +61,7 @@ extension NetworkProvider {
             cache: cache, key: CacheKey(partition: partition, method: method, url: HTTPCaching.keyURL(url)), policy: policy, built: built,
             stamp: stamp, requestDate: requestDate)
         if policy.kind != .reload, let entry = await cache.cachedResponse(for: use.key), HTTPCaching.variantMatches(entry, built) { use.entry = entry }
+        if method == "HEAD" { use.storedGET = await storedGET(for: use) }
         if use.entry == nil, method == "HEAD", policy.kind != .reload, let answer = await storedGETAnswer(to: built, use: use) { return answer }
         guard let entry = use.entry else {
             if sendsNothing { throw NetworkError.notCached }

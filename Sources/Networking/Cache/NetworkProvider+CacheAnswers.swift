@@ -40,6 +40,13 @@ extension NetworkProvider {
         return .send(built, nil)
     }
 
+    /// The stored `GET` response of the variant (`Vary`) `use.built`, a `HEAD`, selects in its partition.
+    func storedGET(for use: CacheUse) async -> CachedResponse? {
+        let key = CacheKey(partition: use.key.partition, method: "GET", url: use.key.url)
+        guard let entry = await use.cache.cachedResponse(for: key), HTTPCaching.variantMatches(entry, use.built) else { return nil }
+        return entry
+    }
+
     /// The stored `GET` response as the answer to `head`, a `HEAD` call without an entry of its own: its
     /// status and header fields, no content (RFC 9110 §9.3.2; RFC 9111 §4 lets a cache use it). Only when
     /// the call's policy would answer the `GET` with it (fresh; stale under ``CachePolicy/cacheElseLoad``
@@ -63,22 +70,25 @@ extension NetworkProvider {
     /// After a `200` to `HEAD` (not reached through a redirect): updates the stored `GET` response of the
     /// variant the request selects with its header fields, as a `304` does (RFC 9111 §4.3.5, §3.2), when it
     /// describes the same representation (``HTTPCaching/headDescribes(_:stored:)``); removes it when it
-    /// describes another, the stale entry no validator could revalidate (§4.3.5 "consider the stored
-    /// response to be stale": the cache may invalidate it, §4.3.5's first paragraph); leaves it when the
-    /// `HEAD` carries no `ETag`, `Last-Modified` or `Content-Length` to tell, when the `HEAD` request said
-    /// `no-store` (RFC 9111 §5.2.1.5 keeps only this exchange out of the cache), and when it carried
-    /// credentials no interceptor tied to an account (the shared entry is not its to change, as such a
-    /// response is never stored).
+    /// describes another (§4.3.5 "consider the stored response to be stale": one no validator could
+    /// revalidate), says `no-store`, or says `Vary: *` (RFC 9111 §4.1: never selected again).
+    ///
+    /// Leaves it as it is when the `HEAD` tells nothing about it (no `ETag`, `Last-Modified` or
+    /// `Content-Length`), when the `HEAD` request said `no-store` (RFC 9111 §5.2.1.5 keeps only this
+    /// exchange out of the cache), when it carried credentials no interceptor tied to an account (the
+    /// shared entry is not its to change, as such a response is never stored), and when the stored `GET`
+    /// is not the one there when the `HEAD` was sent (a `GET` stored meanwhile wins, as after a `304`).
     func freshenStoredGET(after head: Response, use: CacheUse, redirected: Bool) async {
-        guard !redirected, use.key.method == "HEAD", head.statusCode == 200,
+        guard !redirected, use.key.method == "HEAD", head.statusCode == 200, let seen = use.storedGET,
             use.key.partition != nil || !Self.carriesCredentials(head.request),   // not its to change, as updateCache stores none
             !CacheControl(header: use.built.value(forHTTPHeaderField: "Cache-Control")).noStore   // RFC 9111 §5.2.1.5: this exchange only
         else { return }
         let key = CacheKey(partition: use.key.partition, method: "GET", url: use.key.url)
-        guard let stored = await use.cache.cachedResponse(for: key), HTTPCaching.variantMatches(stored, use.built),
+        guard let stored = await use.cache.cachedResponse(for: key), stored.responseDate == seen.responseDate,
+            HeaderFields.value(of: "ETag", in: stored.headers) == HeaderFields.value(of: "ETag", in: seen.headers),
             let describes = HTTPCaching.headDescribes(head.httpResponse, stored: stored)   // nil: the HEAD tells nothing about it
-        else { return }
-        if describes {
+        else { return }   // a GET stored (or removed) while the HEAD was out wins
+        if describes, !HTTPCaching.variesOnEverything(head.httpResponse) {
             let updated = HTTPCaching.updated(stored, with: head.httpResponse, requestDate: use.requestDate, responseDate: now())
             if HTTPCaching.mayStore(updated, for: use.built) {
                 await use.cache.store(updated, for: key)
