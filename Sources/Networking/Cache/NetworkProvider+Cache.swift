@@ -62,7 +62,7 @@ extension NetworkProvider {
             stamp: stamp, requestDate: requestDate)
         if policy.kind != .reload, let entry = await cache.cachedResponse(for: use.key), HTTPCaching.variantMatches(entry, built) { use.entry = entry }
         if method == "HEAD" { use.storedGET = await storedGET(for: use) }
-        if use.entry == nil, method == "HEAD", policy.kind != .reload, let answer = await storedGETAnswer(to: built, use: use) { return answer }
+        if use.entry == nil, let answer = storedGETAnswer(to: built, use: use, sendsNothing: sendsNothing) { return answer }
         guard let entry = use.entry else {
             if sendsNothing { throw NetworkError.notCached }
             return .send(built, use)
@@ -164,14 +164,14 @@ extension NetworkProvider {
     /// ``CachePolicy/staleIfError(upTo:)``: when the server could not answer (a transport failure, the
     /// deadline, a 5xx) and the entry is no more than the allowed seconds stale.
     func staleIfErrorResponse(after error: any Error, lastStatus: Int?, use: CacheUse?) -> Response? {
-        guard let use, let entry = use.entry, Self.serverCouldNotAnswer(error, lastStatus: lastStatus) else { return nil }
+        guard let use, let entry = use.entry ?? use.storedGETWithoutBody, Self.serverCouldNotAnswer(error, lastStatus: lastStatus) else { return nil }
         return staleIfErrorResponse(use: use, entry: entry, now: now())
     }
 
     /// `entry` as the answer of a ``CachePolicy/staleIfError(upTo:)`` call whose server cannot answer: when
     /// its response allows serving it stale (not `must-revalidate` or `no-cache`, RFC 9111 §4.2.4) and it
     /// is no more than the allowed seconds stale.
-    private func staleIfErrorResponse(use: CacheUse, entry: CachedResponse, now: Date) -> Response? {
+    func staleIfErrorResponse(use: CacheUse, entry: CachedResponse, now: Date) -> Response? {
         guard case .staleIfError(let allowed) = use.policy.kind, HTTPCaching.mayServeStale(entry),
             HTTPCaching.staleness(of: entry, now: now) <= allowed
         else { return nil }

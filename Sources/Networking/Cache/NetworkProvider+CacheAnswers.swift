@@ -47,24 +47,29 @@ extension NetworkProvider {
         return entry
     }
 
-    /// The stored `GET` response as the answer to `head`, a `HEAD` call without an entry of its own: its
-    /// status and header fields, no content (RFC 9110 §9.3.2; RFC 9111 §4 lets a cache use it). Only when
-    /// the call's policy would answer the `GET` with it (fresh; stale under ``CachePolicy/cacheElseLoad``
-    /// and ``CachePolicy/cacheOnly`` unless it says `must-revalidate` or `no-cache`), and only the variant
-    /// the request selects (`Vary`) in the call's partition; otherwise `nil` and the `HEAD` is sent.
-    func storedGETAnswer(to head: URLRequest, use: CacheUse) async -> CacheConsultation? {
+    /// The stored `GET` response (``CacheUse/storedGET``) as the answer to `head`, a `HEAD` call without
+    /// an entry of its own: its status and header fields, no content (RFC 9110 §9.3.2; RFC 9111 §4 lets a
+    /// cache use it). Only when the call's policy would answer the `GET` with it, as a `GET` is answered:
+    /// fresh; stale under ``CachePolicy/cacheElseLoad`` and ``CachePolicy/cacheOnly`` unless it says
+    /// `must-revalidate` or `no-cache`; under ``CachePolicy/staleIfError(upTo:)`` with `only-if-cached`
+    /// (`sendsNothing`), stale within the allowance (RFC 5861 §4). Otherwise `nil` and the `HEAD` is sent.
+    func storedGETAnswer(to head: URLRequest, use: CacheUse, sendsNothing: Bool) -> CacheConsultation? {
+        guard let entry = use.storedGETWithoutBody else { return nil }
         let key = CacheKey(partition: use.key.partition, method: "GET", url: use.key.url)
-        guard let entry = await use.cache.cachedResponse(for: key), HTTPCaching.variantMatches(entry, head) else { return nil }
         let (fresh, age) = HTTPCaching.freshness(of: entry, for: head, now: use.requestDate)
         let answers: Bool
         switch use.policy.kind {
-        case .http, .staleIfError: answers = fresh
+        case .http, .staleIfError:
+            answers = fresh
+            if !fresh, sendsNothing, let response = staleIfErrorResponse(use: use, entry: entry, now: use.requestDate) {
+                return .answer(response, .staleIfError, key)
+            }
         case .cacheElseLoad, .cacheOnly: answers = fresh || HTTPCaching.mayServeStale(entry)
         case .preview: answers = true
         case .revalidate, .reload, .disabled: answers = false
         }
         guard answers, let stored = cachedResponse(entry, for: head, age: age) else { return nil }
-        return .answer(Response(data: Data(), httpResponse: stored.httpResponse, request: stored.request), fresh ? .hit : .staleHit, key)
+        return .answer(stored, fresh ? .hit : .staleHit, key)
     }
 
     /// After a `200` to `HEAD` (not reached through a redirect): updates the stored `GET` response of the
@@ -97,5 +102,14 @@ extension NetworkProvider {
             }
         }
         await use.cache.removeResponse(for: key)
+    }
+}
+
+extension CacheUse {
+    /// ``storedGET`` without its content: what answers a `HEAD` (RFC 9110 §9.3.2).
+    var storedGETWithoutBody: CachedResponse? {
+        guard var entry = storedGET else { return nil }
+        entry.body = Data()
+        return entry
     }
 }
