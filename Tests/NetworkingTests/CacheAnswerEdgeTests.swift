@@ -179,6 +179,18 @@ struct CacheAnswerEdgeTests {
         #expect(server.requests.count == 1)
     }
 
+    @Test("RFC 5861 §4: a stale-if-error fallback the endpoint does not accept (a stored 404) is not used: the call's own error is thrown")
+    func staleIfErrorFallbackIsValidated() async throws {
+        server.stub(.get, "/v1/gone", .status(404, headers: ["Cache-Control": "max-age=60"]), .status(503))
+        let provider = provider()
+        _ = try await provider.response(CachedEndpoint(path: "/gone", acceptableStatusCodes: [404]))
+        clock.advance(by: 90)
+        await #expect(throws: NetworkError.invalidStatusCode(503)) {
+            try await provider.response(CachedEndpoint(path: "/gone", cachePolicy: .staleIfError(upTo: 600)))
+        }
+        #expect(server.requests.count == 2)
+    }
+
     @Test("cachedThenFresh under .cacheOnly agrees with response(_:): a non-matching If-None-Match gets the stored 200")
     func cachedThenFreshAgrees() async throws {
         server.stub(.get, "/v1/profile", resource: MockResource.json(Profile(name: "Kim"), etag: "\"v1\"", cacheControl: "max-age=600"))
@@ -190,6 +202,19 @@ struct CacheAnswerEdgeTests {
         for try await value in provider.cachedThenFresh(asked, as: Profile.self) { values.append(value) }
         #expect(values.map(\.value) == [Profile(name: "Kim")])
         #expect(values.map(\.isFromCache) == [true])
+        #expect(server.requests.count == 1)
+    }
+
+    @Test("cachedThenFresh under .cacheOnly checks the stored status as response(_:) does: the same error for a stored 404")
+    func cachedThenFreshChecksTheStatus() async throws {
+        server.stub(.get, "/v1/gone", .status(404, headers: ["Cache-Control": "max-age=600"]))
+        let provider = provider()
+        _ = try await provider.response(CachedEndpoint(path: "/gone", acceptableStatusCodes: [404]))
+        let asked = CachedEndpoint(path: "/gone", cachePolicy: .cacheOnly)
+        await #expect(throws: NetworkError.invalidStatusCode(404)) { try await provider.response(asked) }
+        await #expect(throws: NetworkError.invalidStatusCode(404)) {
+            for try await _ in provider.cachedThenFresh(asked, as: Profile.self) {}
+        }
         #expect(server.requests.count == 1)
     }
 }
