@@ -133,10 +133,15 @@ extension NetworkProvider {
         var mode = TransferMode()
         mode.cachePolicy = sendsNothing ? nil : .preview   // nil: the endpoint's own policy
         do {
-            let consultation = try await consultCache(
+            // As response(_:) consults it: the app's own preconditions and ranges answered alike.
+            let consultation = try await consultCacheAnswering(
                 built, for: endpoint, chain: chain(with: interceptor), ownInterceptor: interceptor != nil,
                 context: RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: nil), mode: mode)
             guard case .answer(var response, let result, _) = consultation else { return nil }
+            guard endpoint.acceptableStatusCodes.contains(response.statusCode) else {   // as response(_:) checks it
+                if sendsNothing { throw errorMapper?(response) ?? NetworkError.invalidStatusCode(response.statusCode) }
+                return nil
+            }
             response.storedReport = CallReport(statusCodes: [], duration: 0, cache: result)
             return response
         } catch NetworkError.notCached {

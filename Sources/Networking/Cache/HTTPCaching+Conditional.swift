@@ -52,13 +52,15 @@ extension HTTPCaching {
     /// `Range` (unless `If-Range` names another representation: the whole response); else the whole
     /// response. `nil` when the cache cannot answer and the request goes to the server: a stored response
     /// other than a `200` (RFC 9111 §4.3.2 evaluates a stored 200), or a range it cannot compute.
-    static func answer(to request: URLRequest, from stored: Response, now: Date) -> (HTTPURLResponse, Data)? {
+    /// `received`: when the stored response arrived, for `If-Modified-Since` when it has neither
+    /// `Last-Modified` nor `Date` (without it, such a condition is taken as not met: the stored 200).
+    static func answer(to request: URLRequest, from stored: Response, received: Date?, now: Date) -> (HTTPURLResponse, Data)? {
         let http = stored.httpResponse
         guard http.statusCode == 200 else { return nil }
         if let condition = request.value(forHTTPHeaderField: "If-None-Match") {
             if noneMatchFails(condition, etag: http.value(forHTTPHeaderField: "ETag")) { return notModified(http) }
         } else if let since = request.value(forHTTPHeaderField: "If-Modified-Since"), let date = HTTPDate.parse(since, relativeTo: now),
-            lastModified(of: http, now: now) <= date
+            let modified = lastModified(of: http, now: now) ?? received, modified <= date
         {
             return notModified(http)
         }
@@ -70,11 +72,12 @@ extension HTTPCaching {
     }
 
     /// Whether `If-None-Match: condition` is false for a representation whose entity tag is `etag` (RFC
-    /// 9110 §13.1.2): `*`, or a listed tag that matches it by the weak comparison (§8.8.3.2). Unquoted
-    /// tags are compared by their text, as a lenient recipient does.
+    /// 9110 §13.1.2): a bare `*` (the whole field value; a quoted `"*"` or `W/"*"` is an entity tag like
+    /// any other), or a listed tag that matches it by the weak comparison (§8.8.3.2). Unquoted tags are
+    /// compared by their text, as a lenient recipient does.
     static func noneMatchFails(_ condition: String, etag: String?) -> Bool {
+        if condition.trimmingCharacters(in: .whitespaces) == "*" { return true }
         let listed = entityTags(in: condition)
-        if listed.contains("*") { return true }
         guard let etag, let tag = entityTags(in: etag).first else { return false }
         return listed.contains(tag)
     }
@@ -105,12 +108,12 @@ extension HTTPCaching {
     }
 
     /// When `stored` was last modified, for `If-Modified-Since` (RFC 9111 §4.3.2): its `Last-Modified`,
-    /// else its `Date`, else when it was generated (now less its `Age`).
-    private static func lastModified(of stored: HTTPURLResponse, now: Date) -> Date {
+    /// else its `Date`; `nil` without either (then the time it was received counts, which only the entry knows).
+    static func lastModified(of stored: HTTPURLResponse, now: Date) -> Date? {
         for name in ["Last-Modified", "Date"] {
             if let value = stored.value(forHTTPHeaderField: name), let date = HTTPDate.parse(value, relativeTo: now) { return date }
         }
-        return now - (stored.value(forHTTPHeaderField: "Age").flatMap(ageValue) ?? 0)
+        return nil
     }
 
     /// Header fields a `304` carries (RFC 9110 §15.4.5): those a `200` would, that guide the update of a

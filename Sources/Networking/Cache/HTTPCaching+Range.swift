@@ -80,6 +80,12 @@ extension HTTPCaching {
         return date.timeIntervalSince(lastModified) >= 60
     }
 
+    /// Header fields of a complete response that describe its content's bytes, not the part's (RFC 9110
+    /// §8.6, §14.4; `Content-MD5`, RFC 1864; `Content-Digest`, RFC 9530 §2): a `206` the cache makes
+    /// leaves them out (it sets its own `Content-Length` and `Content-Range`). `Repr-Digest`, `ETag` and
+    /// `Last-Modified` describe the representation, and stay.
+    private static let partOfTheWhole = ["Content-Length", "Content-Range", "Content-MD5", "Content-Digest"]
+
     /// The `206 Partial Content` of `range` of `stored` (a complete `200`, as the cache keeps it), with
     /// `Content-Range` and `Content-Length` (RFC 9110 §14.4, §15.3.7); `nil` when the cache cannot compute
     /// it: the range is not satisfiable, the stored body is not the representation's bytes as sent (a
@@ -97,7 +103,7 @@ extension HTTPCaching {
         var headers: [String: String] = [:]
         for (name, value) in http.allHeaderFields {
             let name = "\(name)"
-            guard !HeaderFields.sameName(name, "Content-Length"), !HeaderFields.sameName(name, "Content-Range") else { continue }
+            guard !partOfTheWhole.contains(where: { HeaderFields.sameName(name, $0) }) else { continue }
             headers[name] = "\(value)"
         }
         headers["Content-Range"] = "bytes \(bounds.lowerBound)-\(bounds.upperBound)/\(length)"

@@ -20,6 +20,8 @@ struct CacheUse: @unchecked Sendable {
     var revalidates = false
     /// When the call began: the entry's `request_time` (conservative: retries count as transit).
     let requestDate: Date
+    /// For a `HEAD`: the stored `GET` response of its variant when the call began (RFC 9111 §4.3.5).
+    var storedGET: CachedResponse?
 }
 
 /// The answer of the cache before sending: a response, or the request to send and how the cache
@@ -34,16 +36,16 @@ extension NetworkProvider {
     /// adds the conditional headers that revalidate one, or lets it load. Throws
     /// ``NetworkError/notCached`` when the call may send nothing — a ``CachePolicy/cacheOnly`` call, or a
     /// request that says `Cache-Control: only-if-cached` (RFC 9111 §5.2.1.7) — and no stored entry may
-    /// answer it.
+    /// answer it. `preconditions`: those of `built`, read once by ``consultCacheAnswering``.
     func consultCache(
-        _ built: URLRequest, for endpoint: some Endpoint, chain: (any RequestInterceptor)?, ownInterceptor: Bool,
-        context: RequestContext, mode: TransferMode
+        _ built: URLRequest, preconditions: HTTPCaching.Preconditions, for endpoint: some Endpoint, chain: (any RequestInterceptor)?,
+        ownInterceptor: Bool, context: RequestContext, mode: TransferMode
     ) async throws -> CacheConsultation {
         let policy = mode.cachePolicy ?? endpoint.cachePolicy ?? cachePolicy
         let sendsNothing = policy.kind == .cacheOnly || policy.kind == .preview || HTTPCaching.onlyIfCached(built)
         guard let cache, policy.kind != .disabled, mode.bodyFile == nil, mode.downloadDirectory == nil, !mode.streams,
             let method = built.httpMethod, method == "GET" || method == "HEAD", let url = built.url,
-            !Self.isConditional(built),   // the app's own preconditions and ranges: consultCacheAnswering
+            preconditions == .none,   // the app's own preconditions and ranges: consultCacheAnswering
             context.refreshing == nil, RefreshRun.current?.isRunning != true   // a token refresh's answer holds tokens
         else {
             if sendsNothing { throw NetworkError.notCached }
@@ -59,7 +61,8 @@ extension NetworkProvider {
             cache: cache, key: CacheKey(partition: partition, method: method, url: HTTPCaching.keyURL(url)), policy: policy, built: built,
             stamp: stamp, requestDate: requestDate)
         if policy.kind != .reload, let entry = await cache.cachedResponse(for: use.key), HTTPCaching.variantMatches(entry, built) { use.entry = entry }
-        if use.entry == nil, method == "HEAD", policy.kind != .reload, let answer = await storedGETAnswer(to: built, use: use) { return answer }
+        if method == "HEAD" { use.storedGET = await storedGET(for: use) }
+        if use.entry == nil, let answer = storedGETAnswer(to: built, use: use, sendsNothing: sendsNothing) { return answer }
         guard let entry = use.entry else {
             if sendsNothing { throw NetworkError.notCached }
             return .send(built, use)
@@ -169,7 +172,7 @@ extension NetworkProvider {
     /// ``CachePolicy/staleIfError(upTo:)`` policy's seconds, or for a 500, 502, 503, 504 or no answer, a
     /// `stale-if-error` of the response or the request (RFC 5861 §4), whichever is larger.
     func staleIfErrorResponse(after error: any Error, lastStatus: Int?, use: CacheUse?) -> Response? {
-        guard let use, let entry = use.entry, Self.serverCouldNotAnswer(error, lastStatus: lastStatus) else { return nil }
+        guard let use, let entry = use.entry ?? use.storedGETWithoutBody, Self.serverCouldNotAnswer(error, lastStatus: lastStatus) else { return nil }
         return staleIfErrorResponse(use: use, entry: entry, now: now(), serverError: HTTPCaching.isStaleIfErrorFailure(status: lastStatus))
     }
 
@@ -177,7 +180,7 @@ extension NetworkProvider {
     /// whose server cannot answer: when its response allows serving it stale (not `must-revalidate` or
     /// `no-cache`, RFC 9111 §4.2.4) and it is no more than the allowed seconds stale. `serverError`: the
     /// failure is an error in RFC 5861 §4's sense, which the `stale-if-error` directives cover.
-    private func staleIfErrorResponse(use: CacheUse, entry: CachedResponse, now: Date, serverError: Bool) -> Response? {
+    func staleIfErrorResponse(use: CacheUse, entry: CachedResponse, now: Date, serverError: Bool) -> Response? {
         let policyAllowance: TimeInterval?
         switch use.policy.kind {
         case .staleIfError(let seconds): policyAllowance = seconds
@@ -257,15 +260,10 @@ extension NetworkProvider {
 
     /// Whether `request` carries credentials: `Authorization`, `Proxy-Authorization`, or the header an
     /// ``AuthInterceptor`` writes.
-    private static func carriesCredentials(_ request: URLRequest) -> Bool {
+    static func carriesCredentials(_ request: URLRequest) -> Bool {
         guard let fields = request.allHTTPHeaderFields, !fields.isEmpty else { return false }
         return fields.keys.contains { name in
             HeaderFields.sameName(name, "Authorization") || HeaderFields.sameName(name, "Proxy-Authorization") || SecretHeaderNames.contains(name)
         }
-    }
-
-    /// Whether `request` carries its own preconditions or `Range`: answered by `consultCacheAnswering`, or sent without the cache.
-    private static func isConditional(_ request: URLRequest) -> Bool {
-        HTTPCaching.preconditions(of: request) != .none
     }
 }

@@ -45,11 +45,9 @@ extension NetworkProvider {
             if cache != nil || (mode.cachePolicy ?? endpoint.cachePolicy ?? cachePolicy).kind == .cacheOnly || HTTPCaching.onlyIfCached(built) {
                 switch try await consultCacheAnswering(built, for: endpoint, chain: chain, ownInterceptor: interceptor != nil, context: context, mode: mode) {
                 case .answer(let response, let result, let key):
-                    // The cache's 304 or 206 (the app's own conditions or range) meets the endpoint's statuses as the server's would.
-                    if response.statusCode == 304 || response.statusCode == 206 {
-                        var unjudged: Response?
-                        _ = try validate(response, for: endpoint, context: context, inMemory: false, judged: &unjudged)
-                    }
+                    // Every cache answer meets the endpoint's statuses as the server's would; a failure is final (no retrier).
+                    var unjudged: Response?
+                    _ = try validate(response, for: endpoint, context: context, inMemory: false, judged: &unjudged)
                     if result == .staleWhileRevalidate {   // answered stale at once: the entry is revalidated behind it (RFC 5861 §3)
                         revalidateInBackground(endpoint, interceptor: interceptor, key: key, sizeLimit: mode.sizeLimit)
                     }
@@ -92,7 +90,9 @@ extension NetworkProvider {
             if mode.streams, !events.isEmpty { Self.reportStreamEnd(of: delivered, response: response, to: events, context: context) }
             return (response, delivered)
         } catch {
-            if let use = cacheUse, let stale = staleIfErrorResponse(after: error, lastStatus: statuses.last ?? nil, use: use) {
+            if let use = cacheUse, let stale = staleIfErrorResponse(after: error, lastStatus: statuses.last ?? nil, use: use),
+                endpoint.acceptableStatusCodes.contains(stale.statusCode)
+            {
                 let report = CallReport(statusCodes: statuses, duration: started.secondsElapsed, redirects: hops, cache: .staleIfError)
                 return (answered(stale, report: report, key: use.key, request: sent ?? use.built, context: context), nil)
             }
