@@ -112,7 +112,7 @@ extension NetworkProvider {
             guard let current = await use.cache.cachedResponse(for: use.key), current.responseDate == entry.responseDate,
                 HeaderFields.value(of: "ETag", in: current.headers) == HeaderFields.value(of: "ETag", in: entry.headers)
             else { return result }
-            if HTTPCaching.mayStore(updated, for: use.built) {
+            if HTTPCaching.mayStore(updated, replacing: entry, for: use.built) {
                 await store(updated, use: use)
             } else {
                 await use.cache.removeResponse(for: use.key)   // the 304 said no-store
