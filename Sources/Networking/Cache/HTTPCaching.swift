@@ -169,10 +169,12 @@ enum HTTPCaching {
         return headers
     }
 
-    /// The `Last-Modified` value of `headers` when it is an HTTP date (RFC 9110 §8.8.2); an invalid one is
-    /// no validator (RFC 9110 §13.1.3: a server ignores it in `If-Modified-Since`).
+    /// The `Last-Modified` date of `headers` as an IMF-fixdate, whatever form it came in (RFC 9110
+    /// §5.6.7: a sender generates that form), when it is an HTTP date (RFC 9110 §8.8.2); an invalid one is
+    /// no validator (RFC 9110 §13.1.3: a server ignores it in `If-Modified-Since`). Not for `If-Range`,
+    /// which must repeat the validator exactly.
     private static func lastModified(in headers: [String: String], relativeTo now: Date) -> String? {
-        HeaderFields.value(of: "Last-Modified", in: headers).flatMap { HTTPDate.parse($0, relativeTo: now) == nil ? nil : $0 }
+        HeaderFields.value(of: "Last-Modified", in: headers).flatMap { HTTPDate.parse($0, relativeTo: now) }.map(HTTPDate.format)
     }
 
     /// Whether a `304` to a request that revalidated `entry` is about `entry`: it names no `ETag`, or one
