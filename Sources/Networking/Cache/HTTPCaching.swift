@@ -23,7 +23,8 @@ enum HTTPCaching {
     /// The entry to store for `response` to `request` (the request as the endpoint built it), or `nil`
     /// when the rules forbid storing it or nothing could ever be reused from it.
     static func entry(
-        for response: HTTPURLResponse, body: Data, request: URLRequest, requestDate: Date, responseDate: Date
+        for response: HTTPURLResponse, body: Data, request: URLRequest, requestDate: Date, responseDate: Date,
+        sessionAddsCookies: @autoclosure () -> Bool = true
     ) -> CachedResponse? {
         let method = request.httpMethod ?? "GET"
         guard method == "GET" || method == "HEAD", let url = response.url ?? request.url else { return nil }
@@ -34,7 +35,7 @@ enum HTTPCaching {
         let control = CacheControl(header: HeaderFields.value(of: "Cache-Control", in: received))
         guard !requestControl.noStore, !control.noStore, response.statusCode != 206, response.statusCode != 304 else { return nil }
         let varyNames = self.varyNames(in: received)
-        guard !varyNames.contains("*") else { return nil }   // never matches a later request
+        guard mayVary(on: varyNames, sessionAddsCookies: sessionAddsCookies) else { return nil }   // could never match, or not safely
         let explicit = control.maxAge != nil || HeaderFields.value(of: "Expires", in: received) != nil
         let validated = HeaderFields.value(of: "ETag", in: received) != nil || lastModified(in: received, relativeTo: responseDate) != nil
         if explicit {
@@ -49,10 +50,12 @@ enum HTTPCaching {
     }
 
     /// Whether `updated`, `entry` updated by a 304, may still be stored: not when the 304 said
-    /// `no-store`, nor when the request did.
+    /// `no-store`, nor when the request did, nor when its `Vary` names other fields than the stored one
+    /// (RFC 9111 §4.1: the values kept for selecting are those of the fields the stored `Vary` named).
     static func mayStore(_ updated: CachedResponse, replacing entry: CachedResponse, for request: URLRequest) -> Bool {
         !CacheControl(header: HeaderFields.value(of: "Cache-Control", in: updated.headers)).noStore
             && !CacheControl(header: request.value(forHTTPHeaderField: "Cache-Control")).noStore
+            && Set(varyNames(in: updated.headers)) == Set(varyNames(in: entry.headers))
     }
 
     // MARK: Freshness

@@ -58,7 +58,9 @@ extension NetworkProvider {
         var use = CacheUse(
             cache: cache, key: CacheKey(partition: partition, method: method, url: HTTPCaching.keyURL(url)), policy: policy, built: built,
             stamp: stamp, requestDate: requestDate)
-        if policy.kind != .reload, let entry = await cache.cachedResponse(for: use.key), HTTPCaching.variantMatches(entry, built) { use.entry = entry }
+        if policy.kind != .reload, let entry = await cache.cachedResponse(for: use.key), HTTPCaching.variantMatches(entry, built, sessionAddsCookies: sessionAddsCookies) {
+            use.entry = entry
+        }
         guard let entry = use.entry else {
             if sendsNothing { throw NetworkError.notCached }
             return .send(built, use)
@@ -124,7 +126,8 @@ extension NetworkProvider {
         // own, or an AuthInterceptor inside another interceptor) could be anyone's: not stored.
         if !redirected, use.key.partition != nil || !Self.carriesCredentials(response.request),
             let entry = HTTPCaching.entry(
-                for: response.httpResponse, body: response.data, request: use.built, requestDate: use.requestDate, responseDate: now())
+                for: response.httpResponse, body: response.data, request: use.built, requestDate: use.requestDate, responseDate: now(),
+                sessionAddsCookies: sessionAddsCookies)
         {
             await store(entry, use: use)
         } else if use.entry != nil {
