@@ -58,7 +58,7 @@ struct CacheVaryTests {
                     try matches(vary: "Foo", first, second) == (first == second), "stored \(String(describing: first)), asked \(String(describing: second))")
             }
         }
-        if keepsEmpty { #expect(try matches(vary: "Foo", " ", ""))}   // white space around a value is not part of it (RFC 9110 §5.5)
+        if keepsEmpty { #expect(try matches(vary: "Foo", " ", "")) }   // white space around a value is not part of it (RFC 9110 §5.5)
     }
 
     @Test(

@@ -58,7 +58,9 @@ extension NetworkProvider {
         var use = CacheUse(
             cache: cache, key: CacheKey(partition: partition, method: method, url: HTTPCaching.keyURL(url)), policy: policy, built: built,
             stamp: stamp, requestDate: requestDate)
-        if policy.kind != .reload, let entry = await cache.cachedResponse(for: use.key), HTTPCaching.variantMatches(entry, built, sessionAddsCookies: sessionAddsCookies) {
+        if policy.kind != .reload, let entry = await cache.cachedResponse(for: use.key),
+            HTTPCaching.variantMatches(entry, built, sessionAddsCookies: sessionAddsCookies)
+        {
             use.entry = entry
         }
         guard let entry = use.entry else {
@@ -117,7 +119,7 @@ extension NetworkProvider {
             if HTTPCaching.mayStore(updated, replacing: entry, for: use.built) {
                 await store(updated, use: use)
             } else {
-                await use.cache.removeResponse(for: use.key)   // the 304 said no-store
+                await use.cache.removeResponse(for: use.key)   // the 304 said no-store, or named another Vary
             }
             return result
         }
