@@ -59,17 +59,66 @@ struct CacheStoredHeadersTests {
         #expect(storedNames(HTTPCaching.storedHeaders(of: response)) == ["x-four"])
     }
 
-    @Test("a Vary that the Connection lists is not stored, yet still selects (RFC 9111 §4.1)")
+    @Test("a Vary that a Connection lists is stored all the same and selects (RFC 9110 §7.6.1: an end-to-end field is no connection option)")
     func connectionListedVary() throws {
         let headers = ["Connection": "Vary", "Vary": "Foo", "Cache-Control": "max-age=60"]
         let response = try #require(HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: headers))
         var request = URLRequest(url: url)
         request.setValue("1", forHTTPHeaderField: "Foo")
         let entry = try #require(HTTPCaching.entry(for: response, body: Data(), request: request, requestDate: start, responseDate: start))
-        #expect(HeaderFields.value(of: "Vary", in: entry.headers) == nil)
+        #expect(HeaderFields.value(of: "Vary", in: entry.headers) == "Foo")
         #expect(HTTPCaching.variantMatches(entry, request))
         request.setValue("2", forHTTPHeaderField: "Foo")
         #expect(!HTTPCaching.variantMatches(entry, request))
+    }
+
+    @Test(
+        "a Connection that lists Cache-Control does not hide no-store: the response is not stored (RFC 9110 §7.6.1, RFC 9111 §5.2.2.5)",
+        arguments: ["close, Cache-Control", "cache-control", "Keep-Alive, CACHE-CONTROL , Pragma"])
+    func connectionListedNoStore(_ connection: String) throws {
+        let headers = ["Connection": connection, "Cache-Control": "no-store", "Expires": "Thu, 01 Jan 2099 00:00:00 GMT", "ETag": "\"v1\""]
+        let response = try #require(HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: headers))
+        #expect(HTTPCaching.entry(for: response, body: Data(), request: URLRequest(url: url), requestDate: start, responseDate: start) == nil)
+    }
+
+    @Test("a Connection that lists end-to-end fields (freshness, validators, the body's description) leaves them stored (RFC 9110 §7.6.1)")
+    func connectionListedEndToEndFields() throws {
+        let protected: [String: String] = [
+            "Cache-Control": "max-age=60, must-revalidate", "Expires": "Thu, 01 Jan 2099 00:00:00 GMT", "Age": "5",
+            "Date": "Fri, 15 Jan 2027 08:00:00 GMT", "ETag": "\"v1\"", "Last-Modified": "Fri, 15 Jan 2027 07:00:00 GMT", "Vary": "Accept",
+            "Content-Type": "application/json", "Content-Encoding": "identity", "Content-Language": "en", "Content-Location": "/v1/profile",
+            "Location": "/v1/profile", "Pragma": "no-cache",
+        ]
+        var headers = protected
+        headers["Connection"] = protected.keys.joined(separator: ", ") + ", X-Trace"
+        headers["X-Trace"] = "t"
+        let response = try #require(HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: headers))
+        let entry = try #require(HTTPCaching.entry(for: response, body: Data(), request: URLRequest(url: url), requestDate: start, responseDate: start))
+        #expect(storedNames(entry.headers) == Set(protected.keys.map { $0.lowercased() }))
+        #expect(!HTTPCaching.mayServeStale(entry))   // must-revalidate still counts
+        #expect(HTTPCaching.freshnessLifetime(of: entry) == 60)
+    }
+
+    @Test("a 304 whose Connection lists Cache-Control still says no-store: the entry is not kept (RFC 9111 §3.2, §5.2.2.5)")
+    func connectionListedNoStoreOn304() throws {
+        let entry = CachedResponse(
+            url: url, statusCode: 200, headers: ["Cache-Control": "max-age=60", "ETag": "\"v1\""], body: Data(), requestDate: start, responseDate: start)
+        let headers = ["Connection": "close, Cache-Control", "Cache-Control": "no-store", "ETag": "\"v1\""]
+        let notModified = try #require(HTTPURLResponse(url: url, statusCode: 304, httpVersion: "HTTP/1.1", headerFields: headers))
+        let updated = HTTPCaching.updated(entry, with: notModified, requestDate: start + 10, responseDate: start + 11)
+        #expect(!HTTPCaching.mayStore(updated, replacing: entry, for: URLRequest(url: url)))
+    }
+
+    @Test("through the provider: Connection: Cache-Control with no-store is never answered from the cache (RFC 9110 §7.6.1)")
+    func connectionListedNoStoreThroughTheProvider() async throws {
+        server.stub(
+            .get, "/v1/profile",
+            .json(Profile(name: "Kim"), headers: ["Connection": "Cache-Control", "Cache-Control": "no-store", "Expires": "Thu, 01 Jan 2099 00:00:00 GMT"]))
+        let provider = server.makeProvider(cache: store, now: clock.now)
+        #expect(try await provider.response(CachedEndpoint()).report.cache == .miss)
+        #expect(try await provider.response(CachedEndpoint()).report.cache == .miss)
+        #expect(server.requests.count == 2)
+        #expect(store.cachedResponse(for: CacheKey(partition: nil, method: "GET", url: url.absoluteString)) == nil)
     }
 
     // MARK: Through the provider

@@ -7,20 +7,36 @@ import Foundation
 /// `Vary` (RFC 9111 §4.1): the request header fields a stored response was selected by, and whether a
 /// later request sends the same.
 extension HTTPCaching {
+    /// The most field names a stored response's `Vary` may list: one that lists more is not stored, as
+    /// `*` (every later lookup compares each name).
+    static let maximumVaryNames = 64
+
     /// The lowercased field names the `Vary` fields of `headers` list, each once, from every `Vary` field
     /// line (any spelling of the name; RFC 9110 §5.3: lines combine into one list); empty members are
     /// skipped (RFC 9110 §5.6.1.2). `["*"]` when a member is `*` or not a field name (a token, RFC 9110
-    /// §5.1, §12.5.5): such a response never matches a later request.
+    /// §5.1, §12.5.5), or when there are more than ``maximumVaryNames``: such a response never matches a
+    /// later request.
     static func varyNames(in headers: [String: String]) -> [String] {
-        var names: [String] = []
+        var (names, seen): ([String], Set<String>) = ([], [])
         for (name, value) in headers where HeaderFields.sameName(name, "Vary") {
             for member in SelectingField.members(of: Array(value.utf8)) where !member.isEmpty {
                 guard member != [UInt8(ascii: "*")], member.allSatisfy(SelectingField.isTokenCharacter) else { return ["*"] }
                 let lowercased = String(decoding: member.map(SelectingField.lowercased), as: UTF8.self)
-                if !names.contains(lowercased) { names.append(lowercased) }
+                guard seen.insert(lowercased).inserted else { continue }
+                names.append(lowercased)
+                guard names.count <= maximumVaryNames else { return ["*"] }
             }
         }
         return names
+    }
+
+    /// Whether a response that varies on `names` may be stored, or an entry that does may answer:
+    /// `*` never matches (RFC 9111 §4.1), and `Cookie` is compared only when the session adds no cookies
+    /// of its own. URLSession adds the `Cookie` of its cookie store as it sends a request, after the
+    /// cache has compared the request as built: a page that varies on `Cookie` (stored for one user)
+    /// would otherwise answer another user, or the same one signed out.
+    static func mayVary(on names: [String], sessionAddsCookies: () -> Bool) -> Bool {
+        !names.contains("*") && !(names.contains("cookie") && sessionAddsCookies())
     }
 
     /// For each of `names`, the value `request` sends, normalised (``SelectingField/normalized(_:name:)``),
@@ -41,13 +57,14 @@ extension HTTPCaching {
 
     /// Whether `request` sends the values of the fields `entry` was selected by (RFC 9111 §4.1): every
     /// field its stored `Vary` names and every field it kept a value for, a field it kept no value for
-    /// counting as absent (entries of earlier versions left absent fields out).
-    static func variantMatches(_ entry: CachedResponse, _ request: URLRequest) -> Bool {
-        let vary = varyNames(in: entry.headers)
-        guard !vary.contains("*") else { return false }
-        var names = vary
-        for name in entry.variantHeaders.keys where !names.contains(name) { names.append(name) }
+    /// counting as absent (entries of earlier versions left absent fields out). Never for an entry that
+    /// varies on `Cookie` when `sessionAddsCookies` (``mayVary(on:sessionAddsCookies:)``).
+    static func variantMatches(_ entry: CachedResponse, _ request: URLRequest, sessionAddsCookies: @autoclosure () -> Bool = true) -> Bool {
+        var names = varyNames(in: entry.headers)
+        var seen = Set(names)
+        for name in entry.variantHeaders.keys where seen.insert(name).inserted { names.append(name) }
         guard !names.isEmpty else { return true }
+        guard mayVary(on: names, sessionAddsCookies: sessionAddsCookies) else { return false }
         let sent = variantHeaders(names, of: request)
         return names.allSatisfy { name in (entry.variantHeaders[name] ?? nil) == (sent[name] ?? nil) }
     }
@@ -61,8 +78,8 @@ extension HTTPCaching {
 /// | --- | --- |
 /// | every field | white space before and after the value (not part of it, RFC 9110 §5.5) |
 /// | `Accept`, `Accept-Charset`, `Accept-Encoding`, `Accept-Language` | a list (RFC 9110 §5.6.1): white space around commas, empty members; parameters (RFC 9110 §5.6.6, the weight §12.4.2): white space around `;`, empty ones, names' case, a quoted token as the token; the media range, charset, coding or language range in lowercase (RFC 9110 §8.3.1, §8.3.2, §8.4.1, §8.5.1) |
-/// | `User-Agent`, `Referer`, `From`, `Date`, `If-Modified-Since`, `If-Unmodified-Since`, `If-Range` | nothing more: not lists, so their commas and spaces are data |
-/// | any other field | white space around commas outside quoted strings: such a field sent on several lines is a list (RFC 9110 §5.3), combined with `,` and optional white space |
+/// | the other request fields RFC 9110 and 9111 define as lists: `TE`, `Expect`, `If-Match`, `If-None-Match`, `Cache-Control`, `Pragma`, `Connection`, `Upgrade`, `Via`, `Trailer`, `Content-Encoding`, `Content-Language` | white space around commas outside quoted strings, empty members (RFC 9110 §5.6.1) |
+/// | any other field (`Cookie`, `Authorization`, `User-Agent`, an `X-…` of the app's) | nothing more: its syntax is not known to be a list, so a comma or a space in it may be data (`Cookie` separates with `; `, RFC 6265 §5.4) |
 ///
 /// Letter case elsewhere, white space inside a member or a quoted string, and the order of members
 /// (RFC 9110 §12.5.4: some recipients read it as preference) always count.
@@ -70,17 +87,22 @@ enum SelectingField {
     /// Lists of a media range, charset, coding or language range, with parameters: all case-insensitive
     /// but for parameter values.
     private static let negotiationLists: Set<String> = ["accept", "accept-charset", "accept-encoding", "accept-language"]
-    /// Fields that are not lists.
-    private static let singletons: Set<String> = ["user-agent", "referer", "from", "date", "if-modified-since", "if-unmodified-since", "if-range"]
+    /// The other request fields whose syntax is a list (`#element`): RFC 9110 §10.1.1, §10.1.4, §13.1.1,
+    /// §13.1.2, §7.6.1, §7.8, §7.6.3, §6.6.2, §8.4, §8.5; RFC 9111 §5.2, §5.4.
+    private static let lists: Set<String> = [
+        "te", "expect", "if-match", "if-none-match", "cache-control", "pragma", "connection", "upgrade", "via", "trailer", "content-encoding",
+        "content-language",
+    ]
     private static let tokenSymbols: [UInt8] = Array("!#$%&'*+-.^_`|~".utf8)
     private static let (comma, semicolon, quote, backslash) = (UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "\""), UInt8(ascii: "\\"))
 
     /// `value` of the field `name` (lowercased), normalised as the table above says.
     static func normalized(_ value: String, name: String) -> String {
         let bytes = trimmed(Array(value.utf8)[...])
-        if singletons.contains(name) { return String(decoding: bytes, as: UTF8.self) }
-        var members = members(of: Array(bytes))
-        if negotiationLists.contains(name) { members = members.filter { !$0.isEmpty }.map(negotiationMember) }
+        let negotiation = negotiationLists.contains(name)
+        guard negotiation || lists.contains(name) else { return String(decoding: bytes, as: UTF8.self) }   // unknown syntax: trimmed only
+        var members = members(of: Array(bytes)).filter { !$0.isEmpty }   // RFC 9110 §5.6.1.2: empty members are ignored
+        if negotiation { members = members.map(negotiationMember) }
         return String(decoding: Array(members.joined(separator: [comma])), as: UTF8.self)
     }
 

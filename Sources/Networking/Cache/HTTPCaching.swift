@@ -15,40 +15,29 @@ enum HTTPCaching {
     static let heuristicFraction = 0.1
     /// ...at most a day.
     static let heuristicLimit: TimeInterval = 86_400
-    /// Response headers never stored nor replayed: cookies (secrets, and the session's cookie store took
-    /// them when they arrived), the hop-by-hop fields (RFC 9111 §3.1, RFC 9110 §7.6.1) and the proxy's
-    /// authentication (RFC 9110 §11.7: for the next hop only). Fields a `Connection` lists are not
-    /// stored either (``connectionOptions(of:)``).
-    private static let unstoredHeaders: Set<String> = [
-        "set-cookie", "set-cookie2", "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te",
-        "trailer", "proxy-authenticate", "proxy-authorization", "proxy-authentication-info",
-    ]
     /// Query parameters that sign or authorize a URL (S3, Google Cloud Storage, Azure SAS, CloudFront, API
     /// keys), kept as digests in keys and on disk whatever redactor the app gives its logs, in lowercase.
     static let signingQueryNames: Set<String> = Set(Redactor.defaultSignedURLQueryNames.map { $0.lowercased() })
-    /// Headers a 304 does not update (RFC 9111 §3.2): the stored body's own description.
-    private static let keptOn304: Set<String> = ["content-length", "content-encoding", "content-range", "content-type"]
-
     // MARK: Storing
 
     /// The entry to store for `response` to `request` (the request as the endpoint built it), or `nil`
     /// when the rules forbid storing it or nothing could ever be reused from it.
     static func entry(
-        for response: HTTPURLResponse, body: Data, request: URLRequest, requestDate: Date, responseDate: Date
+        for response: HTTPURLResponse, body: Data, request: URLRequest, requestDate: Date, responseDate: Date,
+        sessionAddsCookies: @autoclosure () -> Bool = true
     ) -> CachedResponse? {
         let method = request.httpMethod ?? "GET"
         guard method == "GET" || method == "HEAD", let url = response.url ?? request.url else { return nil }
         let requestControl = CacheControl(header: request.value(forHTTPHeaderField: "Cache-Control"))
-        let headers = storedHeaders(of: response)
-        let control = CacheControl(header: HeaderFields.value(of: "Cache-Control", in: headers))
-        guard !requestControl.noStore, !control.noStore, response.statusCode != 206, response.statusCode != 304 else { return nil }
-        // Vary from the response as received: a Vary its Connection lists (so not stored) still selects.
+        // Every decision from the headers as received (a Connection cannot hide an end-to-end field).
         var received: [String: String] = [:]
-        for (name, value) in response.allHeaderFields where HeaderFields.sameName("\(name)", "Vary") { received["\(name)"] = "\(value)" }
+        for (name, value) in response.allHeaderFields { received["\(name)"] = "\(value)" }
+        let control = CacheControl(header: HeaderFields.value(of: "Cache-Control", in: received))
+        guard !requestControl.noStore, !control.noStore, response.statusCode != 206, response.statusCode != 304 else { return nil }
         let varyNames = self.varyNames(in: received)
-        guard !varyNames.contains("*") else { return nil }   // never matches a later request
-        let explicit = control.maxAge != nil || HeaderFields.value(of: "Expires", in: headers) != nil
-        let validated = HeaderFields.value(of: "ETag", in: headers) != nil || lastModified(in: headers, relativeTo: responseDate) != nil
+        guard mayVary(on: varyNames, sessionAddsCookies: sessionAddsCookies) else { return nil }   // could never match, or not safely
+        let explicit = control.maxAge != nil || HeaderFields.value(of: "Expires", in: received) != nil
+        let validated = HeaderFields.value(of: "ETag", in: received) != nil || lastModified(in: received, relativeTo: responseDate) != nil
         if explicit {
             guard (200..<600).contains(response.statusCode) else { return nil }
         } else {
@@ -56,52 +45,17 @@ enum HTTPCaching {
         }
         guard let storedURL = URL(string: keyURL(url)) else { return nil }   // never the URL with its secrets
         return CachedResponse(
-            url: storedURL, statusCode: response.statusCode, headers: headers, body: body, requestDate: requestDate,
+            url: storedURL, statusCode: response.statusCode, headers: storedHeaders(of: response), body: body, requestDate: requestDate,
             responseDate: responseDate, variantHeaders: variantHeaders(varyNames, of: request))
     }
 
-    /// Whether `entry`, updated by a 304, may still be stored: not when the 304 said `no-store`, nor
-    /// when the request did.
-    static func mayStore(_ entry: CachedResponse, for request: URLRequest) -> Bool {
-        !CacheControl(header: HeaderFields.value(of: "Cache-Control", in: entry.headers)).noStore
+    /// Whether `updated`, `entry` updated by a 304, may still be stored: not when the 304 said
+    /// `no-store`, nor when the request did, nor when its `Vary` names other fields than the stored one
+    /// (RFC 9111 §4.1: the values kept for selecting are those of the fields the stored `Vary` named).
+    static func mayStore(_ updated: CachedResponse, replacing entry: CachedResponse, for request: URLRequest) -> Bool {
+        !CacheControl(header: HeaderFields.value(of: "Cache-Control", in: updated.headers)).noStore
             && !CacheControl(header: request.value(forHTTPHeaderField: "Cache-Control")).noStore
-    }
-
-    /// The response's headers as stored: without cookies, hop-by-hop fields, the fields its `Connection`
-    /// lists, and any header a default ``Redactor`` hides (a token a server echoes).
-    static func storedHeaders(of response: HTTPURLResponse) -> [String: String] {
-        let redactor = Redactor()
-        let listed = connectionOptions(of: response)
-        var headers: [String: String] = [:]
-        for (name, value) in response.allHeaderFields {
-            let name = "\(name)"
-            let lowercased = name.lowercased()
-            guard !unstoredHeaders.contains(lowercased), !listed.contains(lowercased), !redactor.hidesHeader(name) else { continue }
-            headers[name] = storedValue("\(value)", of: name)
-        }
-        return headers
-    }
-
-    /// The lowercased names the `Connection` fields of `response` list (any spelling, every line): fields
-    /// for this connection only, never forwarded (RFC 9110 §7.6.1), so never stored (RFC 9111 §3.1).
-    private static func connectionOptions(of response: HTTPURLResponse) -> Set<String> {
-        var options: Set<String> = []
-        for (name, value) in response.allHeaderFields where HeaderFields.sameName("\(name)", "Connection") {
-            for option in "\(value)".split(separator: ",") { options.insert(option.trimmingCharacters(in: .whitespaces).lowercased()) }
-        }
-        return options
-    }
-
-    /// A header's value as stored: a URL-valued one (`Location`, `Content-Location`) with its secrets
-    /// digested as in a key (a signed redirect must not reach the disk). One that `URL` cannot parse (an
-    /// invalid host, or a space or `|` where Foundation does not encode them) yet may hold a query,
-    /// fragment or user information is stored as the SHA-256 digest of the whole value.
-    private static func storedValue(_ value: String, of name: String) -> String {
-        guard HeaderFields.sameName(name, "Location") || HeaderFields.sameName(name, "Content-Location"),
-            value.contains(where: { $0 == "?" || $0 == "@" || $0 == "#" })
-        else { return value }
-        guard let url = URL(string: value) else { return "sha256:" + SHA256.hex(value) }
-        return keyURL(url)
+            && Set(varyNames(in: updated.headers)) == Set(varyNames(in: entry.headers))
     }
 
     // MARK: Freshness
@@ -218,10 +172,12 @@ enum HTTPCaching {
         return headers
     }
 
-    /// The `Last-Modified` value of `headers` when it is an HTTP date (RFC 9110 §8.8.2); an invalid one is
-    /// no validator (RFC 9110 §13.1.3: a server ignores it in `If-Modified-Since`).
+    /// The `Last-Modified` date of `headers` as an IMF-fixdate, whatever form it came in (RFC 9110
+    /// §5.6.7: a sender generates that form), when it is an HTTP date (RFC 9110 §8.8.2); an invalid one is
+    /// no validator (RFC 9110 §13.1.3: a server ignores it in `If-Modified-Since`). Not for `If-Range`,
+    /// which must repeat the validator exactly.
     private static func lastModified(in headers: [String: String], relativeTo now: Date) -> String? {
-        HeaderFields.value(of: "Last-Modified", in: headers).flatMap { HTTPDate.parse($0, relativeTo: now) == nil ? nil : $0 }
+        HeaderFields.value(of: "Last-Modified", in: headers).flatMap { HTTPDate.parse($0, relativeTo: now) }.map(HTTPDate.format)
     }
 
     /// Whether a `304` to a request that revalidated `entry` is about `entry`: it names no `ETag`, or one
@@ -246,8 +202,7 @@ enum HTTPCaching {
         for (name, value) in notModified.allHeaderFields {
             let name = "\(name)"
             let lowercased = name.lowercased()
-            guard !unstoredHeaders.contains(lowercased), !listed.contains(lowercased), !keptOn304.contains(lowercased), !redactor.hidesHeader(name)
-            else { continue }
+            guard isStored(lowercased, listed: listed), !keptOn304.contains(lowercased), !redactor.hidesHeader(name) else { continue }
             dated = dated || lowercased == "date"
             aged = aged || lowercased == "age"
             replace(name, with: storedValue("\(value)", of: name), in: &updated.headers)

@@ -6,7 +6,7 @@ import Foundation
 /// valid date followed by a combining accent) and leaks on characters outside the BMP. Only printable
 /// ASCII is accepted, so nothing a server sends can reach a crash-prone path.
 enum HTTPDate {
-    /// The longest value looked at; any real HTTP date is 29 bytes.
+    /// The longest value, without the white space around it; any real HTTP date is 29 bytes.
     static let maximumLength = 64
     private static let (space, tab) = (UInt8(ascii: " "), UInt8(ascii: "\t"))
 
@@ -35,12 +35,21 @@ enum HTTPDate {
     /// but RFC 9111 §4.2 asks a cache to match them case-insensitively. The day name must be one of the
     /// seven but need not be the date's weekday (RFC 9110 does not ask recipients to check it).
     static func parse(_ text: some StringProtocol, relativeTo now: Date = Date()) -> Date? {
-        var bytes = ArraySlice(text.utf8.prefix(maximumLength + 1))
-        guard bytes.count <= maximumLength else { return nil }
-        while let first = bytes.first, first == space || first == tab { bytes.removeFirst() }
-        while let last = bytes.last, last == space || last == tab { bytes.removeLast() }
+        // White space around the value is dropped before the length cap, keeping at most
+        // `maximumLength` bytes of value: a long run of it costs a scan, never a copy.
+        var (bytes, gap): ([UInt8], [UInt8]) = ([], [])
+        for byte in text.utf8 {
+            if byte == space || byte == tab {
+                if !bytes.isEmpty, gap.count <= maximumLength { gap.append(byte) }
+                continue
+            }
+            guard bytes.count + gap.count < maximumLength else { return nil }
+            bytes += gap
+            gap.removeAll(keepingCapacity: true)
+            bytes.append(byte)
+        }
         guard bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return nil }   // printable ASCII only
-        var scanner = HTTPDateScanner(bytes: Array(bytes))
+        var scanner = HTTPDateScanner(bytes: bytes)
         if let date = scanner.imfFixdate() { return date }
         scanner.index = 0
         if let date = scanner.rfc850Date(relativeTo: now) { return date }
@@ -48,38 +57,54 @@ enum HTTPDate {
         return scanner.asctimeDate()
     }
 
-    /// RFC 9110 §5.6.7: a two-digit year that would be more than 50 years in the future is the most
-    /// recent past year with those digits.
-    fileprivate static func fullYear(_ shortYear: Int, relativeTo now: Date) -> Int {
+    // The arithmetic below is in Int64, never Int: Int has 32 bits on watchOS (arm64_32), and the seconds
+    // of a date after 2038-01-19 or before 1901-12-13 (an `Expires` in 2099, a year 9999 or 0000) do not
+    // fit in 32 bits. Days (at most ±12 million here) would, but are Int64 too, so nothing needs checking.
+
+    /// The date of an RFC 850 `shortYear` (two digits): RFC 9110 §5.6.7 says a timestamp that appears to
+    /// be more than 50 years in the future is in the most recent past year with those digits. The whole
+    /// date is compared with `now` plus 50 years, to the second: with `now` 2027-01-15 08:00:00,
+    /// `15-Jan-77 08:00:00` is 2077 and `15-Jan-77 08:00:01` is 1977.
+    fileprivate static func rfc850Date(
+        shortYear: Int, month: Int, day: Int, time: (hour: Int, minute: Int, second: Int), relativeTo now: Date
+    ) -> Date? {
         let seconds = now.timeIntervalSince1970
-        let days = seconds.isFinite ? Int(max(min(seconds, 1e12), -1e12) / 86_400) : 0
-        let currentYear = year(ofDaysSinceEpoch: days)
-        let candidate = currentYear - currentYear % 100 + shortYear
-        return candidate > currentYear + 50 ? candidate - 100 : candidate
+        let nowSeconds = seconds.isFinite ? Int64(max(min(seconds, 1e12), -1e12).rounded(.down)) : 0
+        let nowDays = floorDivision(nowSeconds, 86_400)
+        let today = civilDate(ofDaysSinceEpoch: nowDays)
+        let candidate = today.year - floorModulo(today.year, 100) + Int64(shortYear)
+        let given = (candidate, Int64(month), Int64(day), secondOfDay(time))
+        let limit = (today.year + 50, today.month, today.day, nowSeconds - nowDays * 86_400)
+        return date(year: given > limit ? candidate - 100 : candidate, month: month, day: day, time: time)
     }
 
-    /// The proleptic Gregorian year of a day counted from 1970-01-01 (H. Hinnant's `civil_from_days`).
-    private static func year(ofDaysSinceEpoch days: Int) -> Int {
+    /// The proleptic Gregorian date of a day counted from 1970-01-01 (H. Hinnant's `civil_from_days`).
+    private static func civilDate(ofDaysSinceEpoch days: Int64) -> (year: Int64, month: Int64, day: Int64) {
         let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let era = floorDivision(z, 146_097)
         let dayOfEra = z - era * 146_097
         let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
         let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        return yearOfEra + era * 400 + (monthIndex >= 10 ? 1 : 0)
+        let monthIndex = (5 * dayOfYear + 2) / 153   // 0 is March
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, dayOfYear - (153 * monthIndex + 2) / 5 + 1)
     }
 
     /// The date at `hour:minute:second` GMT of a calendar day, or `nil` when any field is out of range. A
     /// leap second (`:60`, RFC 9110 §5.6.7) counts as the second before it: RFC 9111 §4.2 asks for the
     /// nearest time at or before the one received.
-    fileprivate static func date(year: Int, month: Int, day: Int, time: (hour: Int, minute: Int, second: Int)) -> Date? {
+    fileprivate static func date(year: Int64, month: Int, day: Int, time: (hour: Int, minute: Int, second: Int)) -> Date? {
         guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year), time.hour < 24, time.minute < 60, time.second <= 60
         else { return nil }
-        let days = daysSinceEpoch(year: year, month: month, day: day)
-        return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + time.hour * 3_600 + time.minute * 60 + min(time.second, 59)))
+        let days = daysSinceEpoch(year: year, month: Int64(month), day: Int64(day))
+        return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + secondOfDay(time)))
     }
 
-    private static func daysIn(month: Int, year: Int) -> Int {
+    private static func secondOfDay(_ time: (hour: Int, minute: Int, second: Int)) -> Int64 {
+        Int64(time.hour) * 3_600 + Int64(time.minute) * 60 + Int64(min(time.second, 59))
+    }
+
+    private static func daysIn(month: Int, year: Int64) -> Int {
         switch month {
         case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
         case 4, 6, 9, 11: return 30
@@ -88,13 +113,21 @@ enum HTTPDate {
     }
 
     /// Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
-    private static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
+    private static func daysSinceEpoch(year: Int64, month: Int64, day: Int64) -> Int64 {
         let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
+        let era = floorDivision(y, 400)
         let yearOfEra = y - era * 400
         let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         return era * 146_097 + dayOfEra - 719_468
+    }
+
+    private static func floorDivision(_ value: Int64, _ divisor: Int64) -> Int64 {
+        value >= 0 ? value / divisor : (value - divisor + 1) / divisor
+    }
+
+    private static func floorModulo(_ value: Int64, _ divisor: Int64) -> Int64 {
+        value - floorDivision(value, divisor) * divisor
     }
 }
 
@@ -108,7 +141,7 @@ private struct HTTPDateScanner {
         guard name(in: HTTPDate.dayNames) != nil, take(","), take(" "), let day = digits(2), take(" "), let month = name(in: HTTPDate.monthNames),
             take(" "), let year = digits(4), take(" "), let time = timeOfDay(), take(" "), name(in: HTTPDate.zoneNames) != nil, index == bytes.count
         else { return nil }
-        return HTTPDate.date(year: year, month: month + 1, day: day, time: time)
+        return HTTPDate.date(year: Int64(year), month: month + 1, day: day, time: time)
     }
 
     /// `day-name-l "," SP day "-" month "-" 2DIGIT SP time-of-day SP GMT`, e.g. `Sunday, 06-Nov-94 08:49:37 GMT`.
@@ -117,7 +150,7 @@ private struct HTTPDateScanner {
             take("-"), let shortYear = digits(2), take(" "), let time = timeOfDay(), take(" "), name(in: HTTPDate.zoneNames) != nil,
             index == bytes.count
         else { return nil }
-        return HTTPDate.date(year: HTTPDate.fullYear(shortYear, relativeTo: now), month: month + 1, day: day, time: time)
+        return HTTPDate.rfc850Date(shortYear: shortYear, month: month + 1, day: day, time: time, relativeTo: now)
     }
 
     /// `day-name SP month SP ( 2DIGIT / ( SP DIGIT ) ) SP time-of-day SP year`, e.g. `Sun Nov  6 08:49:37 1994`.
@@ -125,7 +158,7 @@ private struct HTTPDateScanner {
         guard name(in: HTTPDate.dayNames) != nil, take(" "), let month = name(in: HTTPDate.monthNames), take(" "),
             let day = take(" ") ? digits(1) : digits(2), take(" "), let time = timeOfDay(), take(" "), let year = digits(4), index == bytes.count
         else { return nil }
-        return HTTPDate.date(year: year, month: month + 1, day: day, time: time)
+        return HTTPDate.date(year: Int64(year), month: month + 1, day: day, time: time)
     }
 
     /// `hour ":" minute ":" second`, two digits each.

@@ -60,7 +60,11 @@ extension NetworkProvider {
         var use = CacheUse(
             cache: cache, key: CacheKey(partition: partition, method: method, url: HTTPCaching.keyURL(url)), policy: policy, built: built,
             stamp: stamp, requestDate: requestDate)
-        if policy.kind != .reload, let entry = await cache.cachedResponse(for: use.key), HTTPCaching.variantMatches(entry, built) { use.entry = entry }
+        if policy.kind != .reload, let entry = await cache.cachedResponse(for: use.key),
+            HTTPCaching.variantMatches(entry, built, sessionAddsCookies: sessionAddsCookies)
+        {
+            use.entry = entry
+        }
         if method == "HEAD" { use.storedGET = await storedGET(for: use) }
         if use.entry == nil, let answer = storedGETAnswer(to: built, use: use, sendsNothing: sendsNothing) { return answer }
         guard let entry = use.entry else {
@@ -123,10 +127,10 @@ extension NetworkProvider {
             guard let current = await use.cache.cachedResponse(for: use.key), current.responseDate == entry.responseDate,
                 HeaderFields.value(of: "ETag", in: current.headers) == HeaderFields.value(of: "ETag", in: entry.headers)
             else { return result }
-            if HTTPCaching.mayStore(updated, for: use.built) {
+            if HTTPCaching.mayStore(updated, replacing: entry, for: use.built) {
                 await store(updated, use: use)
             } else {
-                await use.cache.removeResponse(for: use.key)   // the 304 said no-store
+                await use.cache.removeResponse(for: use.key)   // the 304 said no-store, or named another Vary
             }
             return result
         }
@@ -135,7 +139,8 @@ extension NetworkProvider {
         // own, or an AuthInterceptor inside another interceptor) could be anyone's: not stored.
         if !redirected, use.key.partition != nil || !Self.carriesCredentials(response.request),
             let entry = HTTPCaching.entry(
-                for: response.httpResponse, body: response.data, request: use.built, requestDate: use.requestDate, responseDate: now())
+                for: response.httpResponse, body: response.data, request: use.built, requestDate: use.requestDate, responseDate: now(),
+                sessionAddsCookies: sessionAddsCookies)
         {
             await store(entry, use: use)
         } else if use.entry != nil {
