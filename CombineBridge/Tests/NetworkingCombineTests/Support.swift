@@ -115,6 +115,12 @@ final class Probe<Input: Sendable>: Subscriber, @unchecked Sendable {
         return values
     }
 
+    /// Waits until a value that satisfies `condition` (or a completion) arrived, and returns the values.
+    func values(until condition: @escaping (Input) -> Bool) async -> [Input] {
+        await waitUntil { self.received.contains(where: condition) || self.ended != nil }
+        return values
+    }
+
     /// Waits for the completion, and returns it.
     func completion() async -> Subscribers.Completion<any Error>? {
         await waitUntil { self.ended != nil }
@@ -242,5 +248,33 @@ final class Flag: @unchecked Sendable {
                 lock.unlock()
             }
         }
+    }
+}
+
+/// A value that one side puts once and the other awaits.
+final class Mailbox<Value: Sendable>: @unchecked Sendable {
+    // @unchecked: `value` is guarded by `lock`; `arrived` is thread-safe.
+    private let lock = NSLock()
+    private var value: Value?
+    private let arrived = Flag()
+
+    /// Puts `value`, unless one was put before.
+    func put(_ value: Value) {
+        lock.lock()
+        if self.value == nil { self.value = value }
+        lock.unlock()
+        arrived.set()
+    }
+
+    /// Waits for the value.
+    func take() async -> Value? {
+        await arrived.wait()
+        return stored
+    }
+
+    private var stored: Value? {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
     }
 }
