@@ -6,8 +6,9 @@
 #   bash .ci/apple-compat.sh           # the source checks, then a clean Swift 5 strict build (~1.5 min)
 #   bash .ci/apple-compat.sh --quick   # the source checks only (a second)
 #
-# Checked in Tests/ and Sources/NetworkingTestSupport/ (Sources/Networking has its own reviewers):
-#  1. `.timeLimit(` only in Tests/NetworkingTests/Support.swift: suites use `SuiteTimeLimit.oneMinute` (or `.threeMinutes`),
+# Checked in Tests/, Sources/NetworkingTestSupport/, and the Combine bridge (Sources/Networking/Bridging/, Apple-only
+# code, and its tests in CombineBridge/Tests/); the rest of Sources/Networking has its own reviewers:
+#  1. `.timeLimit(` only in the Support.swift of Tests/NetworkingTests (and of CombineBridge's tests): suites use `SuiteTimeLimit.oneMinute` (or `.threeMinutes`),
 #     because TimeLimitTrait needs macOS 13 / iOS 16 / tvOS 16 / watchOS 9.
 #  2. `Process(` only inside `#if os(macOS) || os(Linux)`: Foundation has no Process on iOS/tvOS/watchOS.
 #  3. None of a short list of APIs newer than macOS 12 / iOS 15 that are easy to reach for by habit.
@@ -18,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
 
-dirs=(Tests Sources/NetworkingTestSupport)
+dirs=(Tests Sources/NetworkingTestSupport Sources/Networking/Bridging CombineBridge/Tests)
 failed=0
 fail() {
     echo "apple-compat: $*"
@@ -26,7 +27,7 @@ fail() {
 }
 
 echo "== apple-compat: .timeLimit( only in the shared helper"
-if hits=$(grep -rn --include='*.swift' '\.timeLimit(' "${dirs[@]}" | grep -v '^Tests/NetworkingTests/Support.swift:'); then
+if hits=$(grep -rn --include='*.swift' '\.timeLimit(' "${dirs[@]}" | grep -v -E '^(Tests/NetworkingTests|CombineBridge/Tests/NetworkingCombineTests)/Support.swift:'); then
     echo "$hits"
     fail "use SuiteTimeLimit.oneMinute or .threeMinutes (Tests/NetworkingTests/Support.swift), not .timeLimit(...): TimeLimitTrait needs macOS 13 / iOS 16"
 fi

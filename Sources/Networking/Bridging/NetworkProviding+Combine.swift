@@ -1,15 +1,24 @@
+// Apple platforms only in the library (Combine is not on Linux, where this file compiles to nothing); CI
+// compiles and tests it against OpenCombine in the CombineBridge package (see DemandPublisher.swift).
 #if canImport(Combine)
-    // Apple platforms only: Combine is not on Linux, so this file is not built by CI. The rules it relies on
-    // (nothing runs before it starts, one result, cancellation) live in StartedCall.swift, which is tested.
     import Combine
+#elseif NETWORKING_COMBINE_BRIDGE_PACKAGE && canImport(OpenCombine)
+    import OpenCombine
+#endif
+#if NETWORKING_COMBINE_BRIDGE_PACKAGE
+    import Networking
+#endif
+
+#if canImport(Combine) || (NETWORKING_COMBINE_BRIDGE_PACKAGE && canImport(OpenCombine))
     import Foundation
 
     extension NetworkProviding {
         /// A publisher that sends `endpoint` when subscribed, then emits the decoded body once and finishes.
         ///
         /// Cold: nothing is sent until a subscriber asks for a value, and each subscription sends its own
-        /// call. Cancelling the subscription cancels the call (and its `URLSessionTask`). The failure is the
-        /// error the call threw: a ``NetworkError``, unless your error mapper or a retrier threw your own.
+        /// call. Cancelling the subscription cancels the call (and its `URLSessionTask`) at once. The failure
+        /// is the error the call threw: a ``NetworkError``, unless your error mapper or a retrier threw your
+        /// own. Values arrive on a thread of the concurrency pool: use `receive(on:)` to move them.
         ///
         /// ```swift
         /// provider.requestPublisher(UserAPI.user(id: 1), as: User.self)
@@ -22,7 +31,7 @@
             as type: T.Type,
             interceptor: (any RequestInterceptor)? = nil
         ) -> AnyPublisher<T, any Error> {
-            CallPublisher { try await self.request(endpoint, as: type, interceptor: interceptor) }.eraseToAnyPublisher()
+            callPublisher { try await self.request(endpoint, as: type, interceptor: interceptor) }
         }
 
         /// A publisher that sends `endpoint` when subscribed, then emits its ``Response`` once and finishes;
@@ -31,7 +40,7 @@
             _ endpoint: some Endpoint,
             interceptor: (any RequestInterceptor)? = nil
         ) -> AnyPublisher<Response, any Error> {
-            CallPublisher { try await self.response(endpoint, interceptor: interceptor) }.eraseToAnyPublisher()
+            callPublisher { try await self.response(endpoint, interceptor: interceptor) }
         }
 
         /// A publisher that sends `endpoint` when subscribed, then emits once (no value to speak of: a
@@ -40,72 +49,45 @@
             _ endpoint: some Endpoint,
             interceptor: (any RequestInterceptor)? = nil
         ) -> AnyPublisher<Void, any Error> {
-            CallPublisher { try await self.request(endpoint, interceptor: interceptor) }.eraseToAnyPublisher()
-        }
-    }
-
-    /// Emits the result of one call per subscription.
-    private struct CallPublisher<Output: Sendable>: Publisher {
-        typealias Failure = any Error
-
-        let operation: @Sendable () async throws -> Output
-
-        func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == any Error {
-            subscriber.receive(subscription: CallSubscription(subscriber: AnySubscriber(subscriber), operation: operation))
-        }
-    }
-
-    /// Starts the call on the first demand; delivers its value and completion, or nothing once cancelled.
-    ///
-    /// The running call holds this subscription (its completion captures `self` strongly) until the call
-    /// reports or is cancelled, then lets go (see `StartedCall`): the value arrives even when the app
-    /// keeps only the `AnyCancellable`, or nothing holds the subscription, and no cycle outlives the call.
-    private final class CallSubscription<Output: Sendable>: Subscription, @unchecked Sendable {
-        // @unchecked: `subscriber` and `call` are guarded by `lock`; Combine may call request and cancel
-        // from any thread.
-        private let lock = NSLock()
-        private var subscriber: AnySubscriber<Output, any Error>?
-        private var call: StartedCall<Output>?
-        private let operation: @Sendable () async throws -> Output
-
-        init(subscriber: AnySubscriber<Output, any Error>, operation: @escaping @Sendable () async throws -> Output) {
-            self.subscriber = subscriber
-            self.operation = operation
+            callPublisher { try await self.request(endpoint, interceptor: interceptor) }
         }
 
-        func request(_ demand: Subscribers.Demand) {
-            guard demand > 0 else { return }
-            lock.lock()
-            guard subscriber != nil, call == nil else {
-                lock.unlock()
-                return
+        /// A publisher of ``cachedThenFresh(_:as:interceptor:)``: when subscribed, it emits the stored value
+        /// at once (when the cache holds one), then the server's value (unless the server confirmed the
+        /// stored one with `304 Not Modified`, RFC 9111 §4.3.4), then finishes.
+        ///
+        /// An error of the network part fails the publisher after the stored value. Cold, and cancelled with
+        /// its subscription, as ``requestPublisher(_:as:interceptor:)``; the server is asked only when the
+        /// subscriber asked for a value.
+        ///
+        /// ```swift
+        /// provider.cachedThenFreshPublisher(UserAPI.user(id: 1), as: User.self)
+        ///     .map(\.value)
+        ///     .receive(on: DispatchQueue.main)
+        ///     .sink(receiveCompletion: { _ in }, receiveValue: { user in self.user = user })
+        ///     .store(in: &cancellables)
+        /// ```
+        public func cachedThenFreshPublisher<T: Decodable & Sendable>(
+            _ endpoint: some Endpoint,
+            as type: T.Type,
+            interceptor: (any RequestInterceptor)? = nil
+        ) -> AnyPublisher<CachedOrFresh<T>, any Error> {
+            DemandPublisher { subscription in
+                try await subscription.send(contentsOf: self.cachedThenFresh(endpoint, as: type, interceptor: interceptor))
             }
-            let started = StartedCall.start(operation) { result in self.deliver(result) }
-            call = started
-            lock.unlock()
+            .eraseToAnyPublisher()
         }
 
-        func cancel() {
-            lock.lock()
-            let call = self.call
-            subscriber = nil
-            lock.unlock()
-            call?.cancel()
-        }
-
-        private func deliver(_ result: Result<Output, any Error>) {
-            lock.lock()
-            let subscriber = self.subscriber
-            self.subscriber = nil
-            lock.unlock()
-            guard let subscriber else { return }
-            switch result {
-            case .success(let value):
-                _ = subscriber.receive(value)
-                subscriber.receive(completion: .finished)
-            case .failure(let error):
-                subscriber.receive(completion: .failure(error))
+        /// A publisher that runs `operation` once per subscription, from the first demand, and emits its
+        /// result.
+        private func callPublisher<Output: Sendable>(
+            _ operation: @escaping @Sendable () async throws -> Output
+        ) -> AnyPublisher<Output, any Error> {
+            DemandPublisher { subscription in
+                try await subscription.reserve()
+                subscription.send(try await operation())
             }
+            .eraseToAnyPublisher()
         }
     }
 #endif

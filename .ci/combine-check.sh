@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Compiles the library's Combine bridge (Sources/Networking/Bridging) against OpenCombine and runs its tests,
+# in the CombineBridge package: Combine is not on Linux, and the library keeps zero dependencies (there the
+# bridge compiles only where Combine is, and to nothing on Linux). See Docs/Combine.md, "How it is tested".
+#
+#   bash .ci/combine-check.sh
+#
+# Checks: the package builds with zero warnings (the bridge's files, its tests, and the library they use),
+# its code passes `swift format lint --strict`, and every test passes. Prints how long the build and the
+# tests took.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="/opt/swift/usr/bin:$PATH"
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+echo "== combine-check: swift format lint --strict (the bridge's sources with the library's rules are linted by .ci/run)"
+swift format lint --strict --recursive CombineBridge/Tests CombineBridge/Package.swift
+
+echo "== combine-check: build against OpenCombine (zero warnings)"
+start=$(date +%s)
+swift build --package-path CombineBridge --build-tests 2>&1 | tee "$log"
+built=$(($(date +%s) - start))
+# Warnings of our own code only: OpenCombine's are its own (SwiftPM hides a remote package's anyway).
+if grep -E "(^|: )warning: " "$log" | grep -v "/checkouts/OpenCombine/"; then
+    echo "combine-check: the build printed warnings; the bar is zero"
+    exit 1
+fi
+echo "combine-check: built in ${built} s"
+
+echo "== combine-check: tests"
+start=$(date +%s)
+swift test --package-path CombineBridge --skip-build
+echo "combine-check: tests ran in $(($(date +%s) - start)) s (build ${built} s)"

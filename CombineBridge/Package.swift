@@ -1,0 +1,43 @@
+// swift-tools-version:6.0
+// Compiles the library's Combine bridge (Sources/Networking/Bridging, symlinked) against OpenCombine on Linux,
+// where Combine is not, and tests it (`.ci/combine-check.sh`). Its own package, so the library keeps zero
+// dependencies: in the library the bridge compiles only where Combine is, and to nothing elsewhere.
+import Foundation
+import PackageDescription
+
+// A path dependency's identity is its folder's name, which is whatever the clone was called.
+let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
+
+// The bridge's files import Networking and OpenCombine only when built here (see their conditional imports).
+let bridgeSettings: [SwiftSetting] = [.define("NETWORKING_COMBINE_BRIDGE_PACKAGE")]
+
+let package = Package(
+    name: "CombineBridge",
+    platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/OpenCombine/OpenCombine", exact: "0.14.0"),
+    ],
+    targets: [
+        .target(
+            name: "NetworkingCombine",
+            dependencies: [
+                .product(name: "Networking", package: root),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+            ],
+            swiftSettings: bridgeSettings
+        ),
+        .testTarget(
+            name: "NetworkingCombineTests",
+            dependencies: [
+                "NetworkingCombine",
+                .product(name: "Networking", package: root),
+                .product(name: "NetworkingTestSupport", package: root),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
+            ],
+            swiftSettings: bridgeSettings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
