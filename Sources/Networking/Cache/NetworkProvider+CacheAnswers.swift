@@ -95,7 +95,7 @@ extension NetworkProvider {
         else { return }   // a GET stored (or removed) while the HEAD was out wins
         if describes, !HTTPCaching.variesOnEverything(head.httpResponse) {
             let updated = HTTPCaching.updated(stored, with: head.httpResponse, requestDate: use.requestDate, responseDate: now())
-            if HTTPCaching.mayStore(updated, for: use.built) {
+            if HTTPCaching.mayStore(updated, replacing: stored, for: use.built) {
                 await use.cache.store(updated, for: key)
                 if let stamp = use.stamp, !stamp.isCurrent { await use.cache.removeResponse(for: key) }   // the account changed meanwhile
                 return
