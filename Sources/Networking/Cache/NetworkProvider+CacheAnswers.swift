@@ -43,7 +43,9 @@ extension NetworkProvider {
     /// The stored `GET` response of the variant (`Vary`) `use.built`, a `HEAD`, selects in its partition.
     func storedGET(for use: CacheUse) async -> CachedResponse? {
         let key = CacheKey(partition: use.key.partition, method: "GET", url: use.key.url)
-        guard let entry = await use.cache.cachedResponse(for: key), HTTPCaching.variantMatches(entry, use.built, sessionAddsCookies: sessionAddsCookies) else { return nil }
+        guard let entry = await use.cache.cachedResponse(for: key), HTTPCaching.variantMatches(entry, use.built, sessionAddsCookies: sessionAddsCookies) else {
+            return nil
+        }
         return entry
     }
 
