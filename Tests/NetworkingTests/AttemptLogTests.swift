@@ -196,33 +196,6 @@ private struct MirroredError: Error, CustomReflectable {
     var customMirror: Mirror { Mirror(self, children: ["shown": token]) }
 }
 
-/// Keeps what `attemptDidFail` is told.
-private final class FailedAttempts: EventMonitor, @unchecked Sendable {
-    // @unchecked: `told` is a `Recorder`, which locks.
-    let told = Recorder<String>()
-    func attemptDidFail(
-        _ request: URLRequest, response: Response?, error: any Error, attempt: Int, duration: TimeInterval, context: RequestContext
-    ) {
-        told.append("\(attempt) \(request.url?.path ?? "?") \(response.map { "\($0.statusCode)" } ?? "none") \(Redactor().error(error))")
-    }
-}
-
-@Suite("Monitoring: every failed attempt is told")
-struct AttemptEventTests {
-    @Test func aTransportFailureWithoutRetriersIsToldAsTheCallsOnlyAttempt() async throws {
-        // GIVEN a provider without interceptors, and a connection that drops
-        let server = MockServer()
-        server.stub(.get, "/v1/users/1", .failure(URLError(.networkConnectionLost)))
-        let monitor = FailedAttempts()
-        let provider = server.makeProvider(monitors: [monitor])
-        // WHEN the call fails
-        await #expect(throws: NetworkError.self) { _ = try await provider.response(TestEndpoint()) }
-        await provider.waitForMonitors()
-        // THEN the attempt was told, without a response, with its error
-        #expect(monitor.told.all == ["1 /v1/users/1 none The request failed before a response arrived: URLError -1005."])
-    }
-}
-
 @Suite("Logging: what an error shows")
 struct RedactedErrorTests {
     @Test func anErrorShowsWhatItIsAndItsCodeNeverItsPayload() {
