@@ -34,6 +34,11 @@ public struct NetworkLogger: EventMonitor {
         case basic
         /// A line for every failed attempt, with its request's and response's headers and bodies; then
         /// the call's line, with the last request's and response's headers and bodies.
+        ///
+        /// Verbose prints response bodies, error bodies included (a 401's, a 422's), as it prints a
+        /// successful response's. Secrets are hidden only by name (the ``Redactor``'s headers, query items
+        /// and JSON/form fields): a server's message such as `{"message":"token abc… expired for kim@x"}`
+        /// is printed. For development: do not enable verbose in production.
         case verbose
     }
 
