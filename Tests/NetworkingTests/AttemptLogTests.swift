@@ -134,6 +134,26 @@ struct AttemptLogTests {
         #expect(lines.all.last?.hasSuffix(" ms, 1 attempt: The server answered with unacceptable status code 404.") == true)
     }
 
+    @Test func aSingleAttemptWhose401StartedARefreshThatFailedLogsItsAttemptBeforeTheRefreshsLine() async throws {
+        // GIVEN an expired access token, a server that rejects the refresh token, and a basic logger
+        let api = MockAuthServer()
+        api.setRefreshAnswer(.reject)
+        let lines = Recorder<String>()
+        let (provider, _) = api.makeAuthenticatedProvider(monitors: [keepingLogger(lines)])
+        // WHEN the call gets 401 and its refresh fails: one attempt, ending the call
+        await #expect(throws: NetworkError.self) { _ = try await provider.response(api.resource("/me")) }
+        await provider.waitForMonitors()
+        // THEN its attempt's line is written as the refresh starts, before the refresh call's line and the summary
+        let log = lines.all
+        let attempt = try #require(log.firstIndex { $0.hasPrefix("attempt 1: GET https://api.example.com/v1/me → 401 in ") })
+        let refresh = try #require(log.firstIndex { $0.hasPrefix("POST https://api.example.com/v1/auth/refresh → failed in ") })
+        let summary = try #require(log.firstIndex { $0.hasPrefix("GET https://api.example.com/v1/me → failed in ") })
+        #expect(attempt < refresh && refresh < summary)
+        #expect(log[summary].contains(" ms, 1 attempt: "))
+        #expect(log.count == 3)
+        expectHidden(["access-0", "refresh-0"], in: log.joined(separator: "\n"), "log")
+    }
+
     @Test func theAppsOwnErrorShowsItsTypeCaseAndCodeNeverItsPayloadOrDescriptions() async throws {
         // GIVEN an error mapper that turns a 423 into the app's error, whose message holds a secret
         let secret = "msg-secret-\(UUID().uuidString)"
