@@ -210,6 +210,24 @@ private enum PlainError: Error {
     case rejected(reason: String)
 }
 
+/// An enum error whose mirror names a child of its choosing, as if it were a case with a payload.
+private enum CustomMirroredError: Error, CustomReflectable {
+    case leaked
+    var customMirror: Mirror { Mirror(self, children: ["<secret>": 1], displayStyle: .enum) }
+}
+
+/// An enum error that writes itself to a stream.
+private enum StreamedError: Error, TextOutputStreamable {
+    case expired
+    func write(to target: inout some TextOutputStream) { target.write("expired <secret>") }
+}
+
+/// An enum error that describes itself for debugging only.
+private enum DebugDescribedError: Error, CustomDebugStringConvertible {
+    case expired
+    var debugDescription: String { "expired <secret>" }
+}
+
 /// An error whose type chose its mirror.
 private struct MirroredError: Error, CustomReflectable {
     let token: String
@@ -230,5 +248,13 @@ struct RedactedErrorTests {
         #expect(redactor.error(AccountError.closed) == "AccountError (code 4010)")   // it prints itself: its name is not asked
         #expect(redactor.error(MirroredError(token: "t-5")) == "MirroredError")
         #expect(redactor.error(CancellationError()) == "CancellationError")
+    }
+
+    @Test func anErrorThatChoseHowItIsShownShowsOnlyItsType() {
+        // A mirror of its own, styled as an enum's: its child's label is no case name
+        #expect(Redactor().error(CustomMirroredError.leaked) == "CustomMirroredError")
+        // A case without a payload whose type prints itself (as a stream, or for debugging): its text is not asked
+        #expect(Redactor().error(StreamedError.expired) == "StreamedError")
+        #expect(Redactor().error(DebugDescribedError.expired) == "DebugDescribedError")
     }
 }
