@@ -154,6 +154,38 @@ struct AttemptLogTests {
         expectHidden(["access-0", "refresh-0"], in: log.joined(separator: "\n"), "log")
     }
 
+    @Test func aTransportFailureAfterARedirectNamesTheURLItFailedAt() async throws {
+        // GIVEN a URL redirected to another, whose connection times out once
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1", .status(302, headers: ["Location": "https://api.example.com/v1/elsewhere?token=t-9"]))
+        server.stub(.get, "/v1/elsewhere", .failure(URLError(.timedOut)), .json(User(id: 1, name: "Kim")))
+        let lines = Recorder<String>()
+        let provider = server.makeProvider(
+            interceptor: RetryPolicy(random: { 0 }), monitors: [keepingLogger(lines)], sleep: RecordedDelays().sleep)
+        // WHEN the call is retried and succeeds
+        _ = try await provider.response(TestEndpoint())
+        await provider.waitForMonitors()
+        // THEN the failed attempt's line names the hop's URL (redacted), where the connection failed
+        let attempt = try #require(lines.all.first { $0.hasPrefix("attempt 1: ") })
+        #expect(attempt.hasPrefix("attempt 1: GET https://api.example.com/v1/elsewhere?token=%3Credacted%3E → failed in "))
+        expectHidden(["t-9"], in: lines.all.joined(separator: "\n"), "log")
+    }
+
+    @Test func aRefusedRedirectShowsItsStatus() async throws {
+        // GIVEN a PUT with a body redirected to another origin (refused: the body never goes there)
+        let server = MockServer()
+        server.stub(.put, "/v1/users/1", .status(307, headers: ["Location": "https://collector.example.org/x"]))
+        let lines = Recorder<String>()
+        let provider = server.makeProvider(monitors: [keepingLogger(lines, verbosity: .verbose)])
+        // WHEN it is sent
+        await #expect(throws: NetworkError.redirectWouldForwardBody(statusCode: 307)) {
+            _ = try await provider.response(TestEndpoint(method: .put, body: .json(["name": "Kim"])))
+        }
+        await provider.waitForMonitors()
+        // THEN its attempt's line says the 307 that came, not `failed`
+        #expect(lines.all.first?.hasPrefix("attempt 1: PUT https://api.example.com/v1/users/1 → 307 in ") == true)
+    }
+
     @Test func theAppsOwnErrorShowsItsTypeCaseAndCodeNeverItsPayloadOrDescriptions() async throws {
         // GIVEN an error mapper that turns a 423 into the app's error, whose message holds a secret
         let secret = "msg-secret-\(UUID().uuidString)"

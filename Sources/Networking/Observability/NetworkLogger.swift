@@ -67,6 +67,7 @@ public struct NetworkLogger: EventMonitor {
     public func requestDidRedirect(_ hop: RedirectHop, context: RequestContext) {
         let (from, to) = (URL(string: hop.from).map(redactor.url) ?? hop.from, URL(string: hop.to).map(redactor.url) ?? hop.to)
         sink.write("↪ \(hop.statusCode) \(from) → \(hop.method) \(to)")
+        heldAttempts.noteHop(hop, for: context)   // an attempt that fails after it is named by where it went
     }
 
     /// Logs the call's line (method, redacted URL, status or failure, time, attempts, body size), after
