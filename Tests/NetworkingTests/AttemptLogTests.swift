@@ -134,6 +134,58 @@ struct AttemptLogTests {
         #expect(lines.all.last?.hasSuffix(" ms, 1 attempt: The server answered with unacceptable status code 404.") == true)
     }
 
+    @Test func aSingleAttemptWhose401StartedARefreshThatFailedLogsItsAttemptBeforeTheRefreshsLine() async throws {
+        // GIVEN an expired access token, a server that rejects the refresh token, and a basic logger
+        let api = MockAuthServer()
+        api.setRefreshAnswer(.reject)
+        let lines = Recorder<String>()
+        let (provider, _) = api.makeAuthenticatedProvider(monitors: [keepingLogger(lines)])
+        // WHEN the call gets 401 and its refresh fails: one attempt, ending the call
+        await #expect(throws: NetworkError.self) { _ = try await provider.response(api.resource("/me")) }
+        await provider.waitForMonitors()
+        // THEN its attempt's line is written as the refresh starts, before the refresh call's line and the summary
+        let log = lines.all
+        let attempt = try #require(log.firstIndex { $0.hasPrefix("attempt 1: GET https://api.example.com/v1/me → 401 in ") })
+        let refresh = try #require(log.firstIndex { $0.hasPrefix("POST https://api.example.com/v1/auth/refresh → failed in ") })
+        let summary = try #require(log.firstIndex { $0.hasPrefix("GET https://api.example.com/v1/me → failed in ") })
+        #expect(attempt < refresh && refresh < summary)
+        #expect(log[summary].contains(" ms, 1 attempt: "))
+        #expect(log.count == 3)
+        expectHidden(["access-0", "refresh-0"], in: log.joined(separator: "\n"), "log")
+    }
+
+    @Test func aTransportFailureAfterARedirectNamesTheURLItFailedAt() async throws {
+        // GIVEN a URL redirected to another, whose connection times out once
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1", .status(302, headers: ["Location": "https://api.example.com/v1/elsewhere?token=t-9"]))
+        server.stub(.get, "/v1/elsewhere", .failure(URLError(.timedOut)), .json(User(id: 1, name: "Kim")))
+        let lines = Recorder<String>()
+        let provider = server.makeProvider(
+            interceptor: RetryPolicy(random: { 0 }), monitors: [keepingLogger(lines)], sleep: RecordedDelays().sleep)
+        // WHEN the call is retried and succeeds
+        _ = try await provider.response(TestEndpoint())
+        await provider.waitForMonitors()
+        // THEN the failed attempt's line names the hop's URL (redacted), where the connection failed
+        let attempt = try #require(lines.all.first { $0.hasPrefix("attempt 1: ") })
+        #expect(attempt.hasPrefix("attempt 1: GET https://api.example.com/v1/elsewhere?token=%3Credacted%3E → failed in "))
+        expectHidden(["t-9"], in: lines.all.joined(separator: "\n"), "log")
+    }
+
+    @Test func aRefusedRedirectShowsItsStatus() async throws {
+        // GIVEN a PUT with a body redirected to another origin (refused: the body never goes there)
+        let server = MockServer()
+        server.stub(.put, "/v1/users/1", .status(307, headers: ["Location": "https://collector.example.org/x"]))
+        let lines = Recorder<String>()
+        let provider = server.makeProvider(monitors: [keepingLogger(lines, verbosity: .verbose)])
+        // WHEN it is sent
+        await #expect(throws: NetworkError.redirectWouldForwardBody(statusCode: 307)) {
+            _ = try await provider.response(TestEndpoint(method: .put, body: .json(["name": "Kim"])))
+        }
+        await provider.waitForMonitors()
+        // THEN its attempt's line says the 307 that came, not `failed`
+        #expect(lines.all.first?.hasPrefix("attempt 1: PUT https://api.example.com/v1/users/1 → 307 in ") == true)
+    }
+
     @Test func theAppsOwnErrorShowsItsTypeCaseAndCodeNeverItsPayloadOrDescriptions() async throws {
         // GIVEN an error mapper that turns a 423 into the app's error, whose message holds a secret
         let secret = "msg-secret-\(UUID().uuidString)"
@@ -190,37 +242,28 @@ private enum PlainError: Error {
     case rejected(reason: String)
 }
 
+/// An enum error whose mirror names a child of its choosing, as if it were a case with a payload.
+private enum CustomMirroredError: Error, CustomReflectable {
+    case leaked
+    var customMirror: Mirror { Mirror(self, children: ["<secret>": 1], displayStyle: .enum) }
+}
+
+/// An enum error that writes itself to a stream.
+private enum StreamedError: Error, TextOutputStreamable {
+    case expired
+    func write(to target: inout some TextOutputStream) { target.write("expired <secret>") }
+}
+
+/// An enum error that describes itself for debugging only.
+private enum DebugDescribedError: Error, CustomDebugStringConvertible {
+    case expired
+    var debugDescription: String { "expired <secret>" }
+}
+
 /// An error whose type chose its mirror.
 private struct MirroredError: Error, CustomReflectable {
     let token: String
     var customMirror: Mirror { Mirror(self, children: ["shown": token]) }
-}
-
-/// Keeps what `attemptDidFail` is told.
-private final class FailedAttempts: EventMonitor, @unchecked Sendable {
-    // @unchecked: `told` is a `Recorder`, which locks.
-    let told = Recorder<String>()
-    func attemptDidFail(
-        _ request: URLRequest, response: Response?, error: any Error, attempt: Int, duration: TimeInterval, context: RequestContext
-    ) {
-        told.append("\(attempt) \(request.url?.path ?? "?") \(response.map { "\($0.statusCode)" } ?? "none") \(Redactor().error(error))")
-    }
-}
-
-@Suite("Monitoring: every failed attempt is told")
-struct AttemptEventTests {
-    @Test func aTransportFailureWithoutRetriersIsToldAsTheCallsOnlyAttempt() async throws {
-        // GIVEN a provider without interceptors, and a connection that drops
-        let server = MockServer()
-        server.stub(.get, "/v1/users/1", .failure(URLError(.networkConnectionLost)))
-        let monitor = FailedAttempts()
-        let provider = server.makeProvider(monitors: [monitor])
-        // WHEN the call fails
-        await #expect(throws: NetworkError.self) { _ = try await provider.response(TestEndpoint()) }
-        await provider.waitForMonitors()
-        // THEN the attempt was told, without a response, with its error
-        #expect(monitor.told.all == ["1 /v1/users/1 none The request failed before a response arrived: URLError -1005."])
-    }
 }
 
 @Suite("Logging: what an error shows")
@@ -237,5 +280,13 @@ struct RedactedErrorTests {
         #expect(redactor.error(AccountError.closed) == "AccountError (code 4010)")   // it prints itself: its name is not asked
         #expect(redactor.error(MirroredError(token: "t-5")) == "MirroredError")
         #expect(redactor.error(CancellationError()) == "CancellationError")
+    }
+
+    @Test func anErrorThatChoseHowItIsShownShowsOnlyItsType() {
+        // A mirror of its own, styled as an enum's: its child's label is no case name
+        #expect(Redactor().error(CustomMirroredError.leaked) == "CustomMirroredError")
+        // A case without a payload whose type prints itself (as a stream, or for debugging): its text is not asked
+        #expect(Redactor().error(StreamedError.expired) == "StreamedError")
+        #expect(Redactor().error(DebugDescribedError.expired) == "DebugDescribedError")
     }
 }

@@ -19,6 +19,11 @@ struct RecordingMonitor: EventMonitor {
         log.append("response \(response.statusCode) \(response.data.count)B")
     }
     func validationDidFail(_ response: Response, error: any Error, context: RequestContext) { log.append("invalid \(response.statusCode)") }
+    func attemptDidFail(
+        _ request: URLRequest, response: Response?, error: any Error, attempt: Int, duration: TimeInterval, context: RequestContext
+    ) {
+        log.append("failed \(attempt)\(response.map { " \($0.statusCode)" } ?? "")")
+    }
     func retryDidDecide(_ result: RetryResult, attempt: Int, error: any Error, context: RequestContext) {
         log.append("retry \(attempt): \(result)")
     }
@@ -49,7 +54,7 @@ struct ObservabilityTests {
         #expect(
             monitor.log.all == [
                 "built",
-                "adapted", "started", "response 503 0B", "invalid 503", "retry 1: retryWithDelay(0.5)",
+                "adapted", "started", "response 503 0B", "invalid 503", "failed 1 503", "retry 1: retryWithDelay(0.5)",
                 "adapted", "started", "response 200 21B",
                 "finished 200 after 2",
             ])
@@ -70,6 +75,13 @@ struct ObservabilityTests {
         let succeeded = try #require(log.firstIndex(of: "refresh succeeded"))
         #expect(started < succeeded)
         #expect(log.filter { $0.hasPrefix("refresh") } == ["refresh started", "refresh succeeded"])
+        // AND the 401 attempt was told failed after its validation and before the refresh, the retry decided after it
+        let invalid = try #require(log.firstIndex(of: "invalid 401"))
+        let failed = try #require(log.firstIndex(of: "failed 1 401"))
+        let retry = try #require(log.firstIndex { $0.hasPrefix("retry 1: ") })
+        let finished = try #require(log.firstIndex(of: "finished 200 after 2"))
+        #expect(invalid < failed && failed < started && succeeded < retry && retry < finished)
+        #expect(log.filter { $0.hasPrefix("failed") } == ["failed 1 401"])
     }
 
     @Test func aSlowMonitorNeverStallsRequests() async throws {

@@ -54,8 +54,12 @@ public protocol EventMonitor: Sendable {
     func validationDidFail(_ response: Response, error: any Error, context: RequestContext)
     /// An attempt failed: `error` is what it ended with (a ``NetworkError`` such as the unacceptable
     /// status or the transport's failure, or the app's error as the provider's ``ErrorResponseMapper``
-    /// made it), `response` what it received (`nil` when none came), `attempt` its number (1-based) and
-    /// `duration` its time from the start of its task. Told for every attempt that failed, the call's last
+    /// made it), `response` what it received (`nil` when none came), `request` the request that received
+    /// `response` (the last hop's, after redirects) or, when none came, the attempt's request as adapted
+    /// (its hops were told to ``requestDidRedirect(_:context:)``), `attempt` its number (1-based) and
+    /// `duration` its time from the start of its task, or, when it failed before its task started (an
+    /// adapter threw, or the deadline passed while the interceptors waited for a token refresh), from the
+    /// start of the attempt, that wait included. Told for every attempt that failed, the call's last
     /// included, after ``validationDidFail(_:error:context:)`` and before
     /// ``retryDidDecide(_:attempt:error:context:)``. Show `error` through ``Redactor/error(_:)``: its own
     /// descriptions may hold what the server said.

@@ -6,16 +6,20 @@ import Foundation
 
 extension NetworkLogger {
     /// Logs a failed attempt, `attempt 1: GET https://api.example.com/v1/me → 401 in 9 ms: <error>` (or
-    /// `→ failed in …` when no response came), its error as ``Redactor/error(_:)`` shows it; in verbose
-    /// mode with its request's and response's headers and bodies. The line is held until the call's
-    /// next attempt is decided (a retry, a token refresh), or its end: see ``Verbosity`` for when it is
-    /// written.
+    /// `→ failed in …` when no response came; a redirect that was refused shows its status), its error as
+    /// ``Redactor/error(_:)`` shows it; in verbose mode with its request's and response's headers and
+    /// bodies. An attempt that failed after following redirects is named by the last hop's method and URL.
+    /// The line is held until the call's next attempt is decided (a retry, a token refresh), or its end:
+    /// see ``Verbosity`` for when it is written.
     public func attemptDidFail(
         _ request: URLRequest, response: Response?, error: any Error, attempt: Int, duration: TimeInterval, context: RequestContext
     ) {
-        let method = request.httpMethod ?? "GET"
-        let url = request.url.map(redactor.url) ?? "?"
-        let outcome = response.map { "\($0.statusCode)" } ?? "failed"
+        var method = request.httpMethod ?? "GET"
+        var url = request.url.map(redactor.url) ?? "?"
+        if response == nil, let hop = heldAttempts.lastHop(of: attempt, for: context) {
+            (method, url) = (hop.method, URL(string: hop.to).map(redactor.url) ?? hop.to)
+        }
+        let outcome = response.map { "\($0.statusCode)" } ?? Self.refusedRedirectStatus(error).map { "\($0)" } ?? "failed"
         var lines = ["attempt \(attempt): \(method) \(url) → \(outcome) in \(Int((duration * 1_000).rounded())) ms: \(redactor.error(error))"]
         if verbosity == .verbose {
             lines.append(describe("request", headers: request.allHTTPHeaderFields ?? [:], body: request.httpBody))
@@ -24,6 +28,14 @@ extension NetworkLogger {
             }
         }
         heldAttempts.hold(HeldAttemptLines.Attempt(lines: lines, saysMore: !(error is NetworkError)), for: context)
+    }
+
+    /// The status of a redirect the provider refused to follow, which `error` says.
+    private static func refusedRedirectStatus(_ error: any Error) -> Int? {
+        switch error as? NetworkError {
+        case .redirectWouldForwardBody(let status)?, .insecureRedirect(let status)?: return status
+        default: return nil
+        }
     }
 
     /// Writes the lines of the call's failed attempts when another attempt follows.
@@ -37,36 +49,5 @@ extension NetworkLogger {
     /// Writes the lines of the call's failed attempts before those of the refresh call it started.
     public func tokenRefreshDidStart(context: RequestContext) {
         heldAttempts.take(for: context).flatMap(\.lines).forEach(sink.write)
-    }
-}
-
-/// The lines of failed attempts a ``NetworkLogger`` has not written yet, per call: held until the call
-/// goes on (written) or ends (written or dropped, see ``NetworkLogger/Verbosity``).
-final class HeldAttemptLines: @unchecked Sendable {
-    // @unchecked: `held` is guarded by `lock`.
-
-    /// One failed attempt's lines.
-    struct Attempt {
-        /// Its line, and in verbose mode its request's and response's.
-        let lines: [String]
-        /// Whether its line says more than the call's line would: its error is no ``NetworkError``.
-        let saysMore: Bool
-    }
-
-    private let lock = NSLock()
-    /// Per call; the context is kept so that its identifier is not reused while its lines are held.
-    private var held: [ObjectIdentifier: (context: RequestContext, attempts: [Attempt])] = [:]
-
-    func hold(_ attempt: Attempt, for context: RequestContext) {
-        lock.lock()
-        defer { lock.unlock() }
-        held[ObjectIdentifier(context), default: (context, [])].attempts.append(attempt)
-    }
-
-    /// The attempts held for `context`, which are no longer held.
-    func take(for context: RequestContext) -> [Attempt] {
-        lock.lock()
-        defer { lock.unlock() }
-        return held.removeValue(forKey: ObjectIdentifier(context))?.attempts ?? []
     }
 }

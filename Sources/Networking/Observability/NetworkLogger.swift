@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// An ``EventMonitor`` that logs one readable line per call (and a second when a streamed body ends),
-/// a line for each failed attempt of a call that made more than one, or, in verbose mode, the headers and
+/// a line for each failed attempt of a call that made more than one (see ``Verbosity``), or, in verbose mode, the headers and
 /// bodies too (truncated). Secrets are hidden by its ``Redactor``: by default the usual credential
 /// headers, the header any ``AuthInterceptor`` writes, and secret-named query items and JSON/form fields.
 ///
@@ -27,13 +27,20 @@ public struct NetworkLogger: EventMonitor {
     /// How much is logged.
     public enum Verbosity: Sendable {
         /// One line per call; before it, a line for each failed attempt when the call made more than one
-        /// (written as the next attempt is decided), or when its only attempt failed with an error that is
-        /// no ``NetworkError`` (the call's line names only that error's type, its attempt's line also its
-        /// case and code: see ``Redactor/error(_:)``). A call whose only attempt succeeded or failed with a
-        /// ``NetworkError`` has its one line.
+        /// (written as the next attempt is decided), when its attempt's failure started a token refresh
+        /// (written before the refresh call's line, whether the refresh then succeeds or fails), or when its
+        /// only attempt failed with an error that is no ``NetworkError`` (the call's line names only that
+        /// error's type, its attempt's line also its case and code: see ``Redactor/error(_:)``). A call
+        /// whose only attempt succeeded, or failed with a ``NetworkError`` and started no refresh, has its
+        /// one line.
         case basic
         /// A line for every failed attempt, with its request's and response's headers and bodies; then
         /// the call's line, with the last request's and response's headers and bodies.
+        ///
+        /// Verbose prints response bodies, error bodies included (a 401's, a 422's), as it prints a
+        /// successful response's. Secrets are hidden only by name (the ``Redactor``'s headers, query items
+        /// and JSON/form fields): a server's message such as `{"message":"token abc… expired for kim@x"}`
+        /// is printed. For development: do not enable verbose in production.
         case verbose
     }
 
@@ -60,6 +67,7 @@ public struct NetworkLogger: EventMonitor {
     public func requestDidRedirect(_ hop: RedirectHop, context: RequestContext) {
         let (from, to) = (URL(string: hop.from).map(redactor.url) ?? hop.from, URL(string: hop.to).map(redactor.url) ?? hop.to)
         sink.write("↪ \(hop.statusCode) \(from) → \(hop.method) \(to)")
+        heldAttempts.noteHop(hop, for: context)   // an attempt that fails after it is named by where it went
     }
 
     /// Logs the call's line (method, redacted URL, status or failure, time, attempts, body size), after

@@ -46,8 +46,9 @@ extension Redactor {
         let mirror = Mirror(reflecting: error)
         guard mirror.displayStyle == .enum else { return nil }
         if let label = mirror.children.first?.label { return label }   // a case with a payload: its label is the case's name
-        // A case without a payload: its name is what it prints as, unless the type prints itself. (Asked of
-        // the value as `Any`: an `Error` itself always casts, through `NSError`, which describes itself.)
+        // A case without a payload: its name is what it prints as, unless the type prints itself. Asked of the
+        // value as `Any`, so that the runtime answers for the error's own type. (Asked of `any Error`, the
+        // compiler counts the bridge to `NSError`, which conforms to all three, and warns each test is true.)
         let value = error as Any
         guard !(value is any CustomStringConvertible), !(value is any CustomDebugStringConvertible), !(value is any TextOutputStreamable)
         else { return nil }

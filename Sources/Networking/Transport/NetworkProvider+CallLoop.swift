@@ -118,10 +118,10 @@ extension NetworkProvider {
         hops: inout [RedirectHop]
     ) async throws -> (response: Response, delivered: DeliveredBody?) {
         while true {
-            statuses.append(nil)
-            let attempts = statuses.count
             if Task.isCancelled { throw NetworkError.cancelled }
             if deadline.hasPassed { throw deadline.exceeded }
+            statuses.append(nil)   // an attempt not started (the checks above) is none: no attempt is counted but not told
+            let attempts = statuses.count
             var request = built
             var response: Response?
             var taskStarted = DispatchTime.now()
