@@ -37,7 +37,8 @@ extension NetworkProvider {
 
     /// The value the caller asked for: the body (at `keyPath`, if given) decoded as `type` with the endpoint's
     /// decoder, else the provider's; inside the envelope's payload when `endpoint` has an envelope. A missing or
-    /// `null` payload decodes only as an ``EmptyBodyDecodable`` type (``EmptyResponse``, an `Optional`).
+    /// `null` payload decodes only as an ``EmptyBodyDecodable`` type (``EmptyResponse``, an `Optional`), and only
+    /// without a key path: a key missing under the caller's key path fails, as it does without an envelope.
     func decodePayload<T: Decodable>(_ response: Response, as type: T.Type, for endpoint: some Endpoint, atKeyPath keyPath: String? = nil) throws -> T {
         guard let format = envelopeFormat(for: endpoint), !response.hasNoBody else {
             guard let keyPath else { return try decode(response, as: type, decoder: endpoint.decoder) }
@@ -45,9 +46,14 @@ extension NetworkProvider {
                 try decode(response, as: AtKeyPath<T>.self, decoder: endpoint.decoder).value
             }
         }
-        // An empty caller key path means the whole payload, as it means the whole body without an envelope.
-        let path = [format.payloadKeyPath, keyPath ?? ""].filter { !$0.isEmpty }.joined(separator: ".")
-        return try DecodingKeyPath.$current.withValue(DecodingKeyPath(path, isEnvelopePayload: true)) {
+        // A key-path call through an app's wrapper (the protocol's default): `T` is the package's own type that
+        // reads the caller's key path from the task. That path is read inside the payload, once.
+        if keyPath == nil, T.self is any KeyPathDecodable.Type, let caller = DecodingKeyPath.current {
+            return try DecodingKeyPath.$current.withValue(DecodingKeyPath(caller.text, inPayloadAt: format.payloadKeyPath)) {
+                try decode(response, as: type, decoder: endpoint.decoder)
+            }
+        }
+        return try DecodingKeyPath.$current.withValue(DecodingKeyPath(keyPath ?? "", inPayloadAt: format.payloadKeyPath)) {
             try decode(response, as: AtKeyPath<T>.self, decoder: endpoint.decoder).value
         }
     }
