@@ -58,7 +58,11 @@ extension NetworkProvider {
         var use = CacheUse(
             cache: cache, key: CacheKey(partition: partition, method: method, url: HTTPCaching.keyURL(url)), policy: policy, built: built,
             stamp: stamp, requestDate: requestDate)
-        if policy.kind != .reload, let entry = await cache.cachedResponse(for: use.key), HTTPCaching.variantMatches(entry, built) { use.entry = entry }
+        if policy.kind != .reload, let entry = await cache.cachedResponse(for: use.key), HTTPCaching.variantMatches(entry, built),
+            await storedEntryFitsEnvelope(entry, method: method, for: endpoint, key: use.key, cache: cache)
+        {
+            use.entry = entry
+        }
         guard let entry = use.entry else {
             if sendsNothing { throw NetworkError.notCached }
             return .send(built, use)

@@ -35,6 +35,25 @@ extension NetworkProvider {
         }
     }
 
+    /// Whether a stored `entry` may answer (or be revalidated for) `endpoint`: always without an envelope, so
+    /// that a cache hit costs nothing more. With one, only an entry whose body is an envelope reporting a
+    /// success, or that has no body: one stored before the app declared its envelope, or by an
+    /// ``EnvelopeFormat/unwrapped`` endpoint at the same URL (a failure, or no envelope at all), is removed
+    /// from `cache` and the call is a miss (RFC 9111 §4: a cache may always choose to ask the server).
+    func storedEntryFitsEnvelope(_ entry: CachedResponse, method: String, for endpoint: some Endpoint, key: CacheKey, cache: any ResponseCache) async -> Bool {
+        guard let format = envelopeFormat(for: endpoint), let read = format.read, method != HTTPMethod.head.rawValue,
+            entry.statusCode != 204, entry.statusCode != 205, endpoint.acceptableStatusCodes.contains(entry.statusCode),
+            entry.body.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D })   // as Response.hasNoBody
+        else { return true }
+        do {
+            if try read(entry.body, endpoint.decoder ?? decoder, entry.statusCode) == nil { return true }
+        } catch {
+            // not an envelope: a miss, as a failure is
+        }
+        await cache.removeResponse(for: key)
+        return false
+    }
+
     /// The value the caller asked for: the body (at `keyPath`, if given) decoded as `type` with the endpoint's
     /// decoder, else the provider's; inside the envelope's payload when `endpoint` has an envelope. A missing or
     /// `null` payload decodes only as an ``EmptyBodyDecodable`` type (``EmptyResponse``, an `Optional`), and only
