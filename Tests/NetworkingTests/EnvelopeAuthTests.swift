@@ -165,6 +165,47 @@ struct EnvelopeAuthTests {
         }
         #expect(try await store.load() == MockAuthServer.initialCredential)
     }
+
+    @Test func anE401AfterASuccessfulRefreshIsThrownWithoutAnotherRefresh() async throws {
+        // GIVEN an API that answers "token expired" inside a 200 whatever token it gets, even a fresh one
+        let api = envelopedAPI()
+        api.mock.stub(.get, "/v1/items/1", .json(raw: #"{"divisionCode":"E401","resultMsg":"token expired"}"#))
+        let (provider, _) = wire(api, store: InMemoryCredentialStore(MockAuthServer.initialCredential), retriers: [RetryPolicy()])
+        // WHEN the app asks, THEN one refresh, one resend, and the app's error: no refresh loop
+        await #expect(throws: AppAPIError(code: "E401", message: "token expired", statusCode: 200)) {
+            try await provider.request(api.resource("/items/1"), as: Seen.self)
+        }
+        #expect(api.refreshCount == 1)
+        #expect(api.mock.requests(.get, "/v1/items/1").count == 2)
+    }
+
+    @Test func aPlainOAuthTokenEndpointIsUnwrapped() async throws {
+        // GIVEN a standard OAuth token server (RFC 6749 §5.1: the tokens at the top level) behind a provider
+        // whose API answers are wrapped
+        struct PlainTokenRefresh: Endpoint {
+            let call: MockAuthServer.RefreshEndpoint
+            var baseURL: URL { call.baseURL }
+            var path: String { call.path }
+            var method: HTTPMethod { call.method }
+            var body: RequestBody { call.body }
+            var envelope: EnvelopeFormat? { .unwrapped }   // its answers have no envelope
+        }
+        let api = MockAuthServer()
+        api.setProtectedResponses(
+            resource: { .json(Wrapped(divisionCode: "0000", data: $0)) },
+            expired: .json(raw: #"{"divisionCode":"E401","resultMsg":"token expired"}"#))
+        let baseURL = api.baseURL
+        let auth = AuthInterceptor(baseURL: baseURL, store: InMemoryCredentialStore(MockAuthServer.initialCredential)) { credential, network in
+            let tokens = try await network.request(
+                PlainTokenRefresh(call: MockAuthServer.RefreshEndpoint(baseURL: baseURL, refreshToken: credential.refreshToken)), as: MockAuthServer.Tokens.self)
+            return Credential(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken)
+        }
+        let provider = NetworkProvider(
+            envelope: EnvelopeFormat(APIEnvelope.self), configuration: api.mock.makeConfiguration(basedOn: .ephemeral), interceptor: auth)
+        // WHEN a call needs a refresh, THEN the plain token answer is read and the call resent
+        #expect(try await provider.request(api.resource("/items/1"), as: Seen.self) == Seen(path: "/v1/items/1", token: "access-1"))
+        #expect(api.refreshCount == 1)
+    }
 }
 
 /// A thread-safe count of calls.

@@ -21,8 +21,11 @@ extension NetworkProvider {
     ///   naming the envelope and the field: never a success.
     /// - An unacceptable answer whose body is not an envelope (a proxy's page) reports nothing: the status
     ///   decides, as without an envelope.
+    /// - An acceptable answer that is no 2xx (a 3xx the endpoint accepts unfollowed, its HTML page) is not read.
     func envelopeFailure(of response: Response, for endpoint: some Endpoint, acceptable: Bool) throws -> EnvelopeFailure? {
-        guard let format = envelopeFormat(for: endpoint), let read = format.read, !response.hasNoBody else { return nil }
+        guard let format = envelopeFormat(for: endpoint), let read = format.read, !response.hasNoBody,
+            !acceptable || StatusCodes.success.contains(response.statusCode)
+        else { return nil }
         do {
             return try read(response.data, endpoint.decoder ?? decoder, response.statusCode)
         } catch let error as DecodingError {
@@ -42,7 +45,7 @@ extension NetworkProvider {
     /// from `cache` and the call is a miss (RFC 9111 §4: a cache may always choose to ask the server).
     func storedEntryFitsEnvelope(_ entry: CachedResponse, method: String, for endpoint: some Endpoint, key: CacheKey, cache: any ResponseCache) async -> Bool {
         guard let format = envelopeFormat(for: endpoint), let read = format.read, method != HTTPMethod.head.rawValue,
-            entry.statusCode != 204, entry.statusCode != 205, endpoint.acceptableStatusCodes.contains(entry.statusCode),
+            entry.statusCode != 204, entry.statusCode != 205, StatusCodes.success.contains(entry.statusCode),
             entry.body.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D })   // as Response.hasNoBody
         else { return true }
         do {
