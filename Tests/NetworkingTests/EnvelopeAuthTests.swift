@@ -132,8 +132,8 @@ struct EnvelopeAuthTests {
         #expect(try await store.load() == nil)
     }
 
-    @Test func isRejectionAddsToTheStatusRule() async throws {
-        // GIVEN the guide's interceptor, whose isRejection names the app's own code, and an auth server that
+    @Test func statusRuleOrAddsToTheStatusRule() async throws {
+        // GIVEN the guide's interceptor, whose rejection names the app's own code in addition to the status rule, and an auth server that
         // answers a plain 401 invalid_grant (RFC 6749 §5.2), which the app's error mapper does not recognise
         let api = MockAuthServer()
         api.setRefreshAnswer(.reject)
@@ -141,14 +141,14 @@ struct EnvelopeAuthTests {
         let store = InMemoryCredentialStore(MockAuthServer.initialCredential)
         let auth = AuthInterceptor(
             baseURL: baseURL, store: store,
-            isRejection: { ($0 as? AppAPIError)?.code == "E_REFRESH" },
+            rejection: .statusRule(or: { ($0 as? AppAPIError)?.code == "E_REFRESH" }),
             refresh: { credential, network in
                 let tokens = try await network.request(
                     MockAuthServer.RefreshEndpoint(baseURL: baseURL, refreshToken: credential.refreshToken), as: MockAuthServer.Tokens.self)
                 return Credential(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken)
             })
         let provider = api.mock.makeProvider(interceptor: auth)
-        // WHEN a call needs a refresh, THEN the session ends (isRejection used to replace the status rule: refreshFailed)
+        // WHEN a call needs a refresh, THEN the session ends (only(_:) would replace the status rule: refreshFailed)
         await #expect(throws: NetworkError.sessionExpired) { try await provider.response(api.resource("/items/1")) }
         #expect(try await store.load() == nil)
     }
