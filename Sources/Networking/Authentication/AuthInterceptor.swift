@@ -299,7 +299,9 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
     }
 
     /// Answers an expired-token status on a request this interceptor authenticated: retries once with a newer or
-    /// refreshed credential, or fails with the refresh's error. Does not retry anything else.
+    /// refreshed credential, or fails with the refresh's error. Does not retry anything else. The status judged is
+    /// the one the response's envelope failure stands for (``Response/envelopeStatusCode``: an `E401` inside a
+    /// `200` is a 401) when there is one, else the HTTP status.
     public nonisolated func retry(
         _ request: URLRequest,
         dueTo error: any Error,
