@@ -52,3 +52,23 @@ struct EnvelopeStatusTests {
         #expect(log.envelopeStatuses == [401])
     }
 }
+
+/// An app's retrier, tested as apps test theirs: through the test kit's provider, whose answers carry the
+/// envelope status (``Response/envelopeStatusCode`` cannot be set outside the package).
+private struct BusyRetrier: RequestInterceptor {
+    func retry(_ request: URLRequest, dueTo error: any Error, response: Response?, context: RequestContext) async -> RetryResult {
+        response?.envelopeStatusCode == 503 && context.retryCount == 0 ? .retry : .doNotRetry
+    }
+}
+
+@Suite("Envelopes: the test kit", SuiteTimeLimit.oneMinute)
+struct EnvelopeTestKitTests {
+    @Test func aRetrierIsTestedThroughTheMockServersEnvelopedProvider() async throws {
+        let server = MockServer()
+        server.stub(
+            .get, "/v1/users/7", .json(raw: #"{"divisionCode":"E503"}"#), .json(raw: #"{"divisionCode":"0000","data":{"id":7,"name":"Lee"}}"#))
+        let provider = server.makeProvider(envelope: EnvelopeFormat(APIEnvelope.self), interceptor: BusyRetrier())
+        #expect(try await provider.request(EnvelopedUserEndpoint(), as: EnvelopedUser.self) == EnvelopedUser(id: 7, name: "Lee"))
+        #expect(server.requests.count == 2)
+    }
+}
