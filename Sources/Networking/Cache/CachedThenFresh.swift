@@ -7,7 +7,7 @@ import Foundation
 /// One value of a ``NetworkProviding/cachedThenFresh(_:as:interceptor:)`` sequence: the stored value
 /// first, then the network's.
 public struct CachedOrFresh<Value: Sendable>: Sendable {
-    /// The decoded body.
+    /// The decoded body (the envelope's payload, when the endpoint has an envelope: see ``EnvelopeFormat``).
     public let value: Value
     /// Whether the value came from the cache without asking the server (the first value, when an entry
     /// was stored); `false` for the network's answer.
