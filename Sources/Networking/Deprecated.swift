@@ -57,7 +57,7 @@ extension AuthInterceptor {
     /// ```
     @available(
         *, deprecated,
-        message: "isRejection: now adds to the status rule: use rejection: .statusRule(or:) for that, or rejection: .only(_:) to replace the status rule as isRejection: used to"
+        message: "isRejection: now adds to the status rule: use rejection: .statusRule(or:) for that, or .only(_:) to replace it as before"
     )
     public init(
         baseURL: URL,

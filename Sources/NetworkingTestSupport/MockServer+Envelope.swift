@@ -7,7 +7,7 @@ import Networking
 
 extension MockServer {
     /// A provider whose requests this server answers, and whose answers are wrapped in the app's `envelope`
-    /// (see ``Networking/EnvelopeFormat``): a failure inside a `200` throws the app's error, seen first by
+    /// (see `EnvelopeFormat`): a failure inside a `200` throws the app's error, seen first by
     /// the retriers, and payloads decode from inside it. The other parameters are those of
     /// ``makeProvider(interceptor:encoder:decoder:maximumAttempts:deadline:maximumResponseSize:cache:cachePolicy:now:errorMapper:monitors:sleep:)``.
     ///

@@ -196,8 +196,8 @@ struct EnvelopeAuthTests {
             expired: .json(raw: #"{"divisionCode":"E401","resultMsg":"token expired"}"#))
         let baseURL = api.baseURL
         let auth = AuthInterceptor(baseURL: baseURL, store: InMemoryCredentialStore(MockAuthServer.initialCredential)) { credential, network in
-            let tokens = try await network.request(
-                PlainTokenRefresh(call: MockAuthServer.RefreshEndpoint(baseURL: baseURL, refreshToken: credential.refreshToken)), as: MockAuthServer.Tokens.self)
+            let call = MockAuthServer.RefreshEndpoint(baseURL: baseURL, refreshToken: credential.refreshToken)
+            let tokens = try await network.request(PlainTokenRefresh(call: call), as: MockAuthServer.Tokens.self)
             return Credential(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken)
         }
         let provider = NetworkProvider(

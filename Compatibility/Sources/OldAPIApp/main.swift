@@ -33,8 +33,10 @@ print("session", provider.session.configuration.timeoutIntervalForRequest)
 
 // As before `rejection:`: `isRejection:` (deprecated: it now adds to the status rule, as `.statusRule(or:)`).
 struct RefusalError: Error {}
-let judging = AuthInterceptor(baseURL: api, isRejection: { $0 is RefusalError }) { credential, network in
-    let answer = try await network.request(Refresh(refreshToken: credential.refreshToken), as: TokenResponse.self)
-    return Credential(accessToken: answer.accessToken, refreshToken: answer.refreshToken)
-}
+let judging = AuthInterceptor(
+    baseURL: api, isRejection: { $0 is RefusalError },
+    refresh: { credential, network in
+        let answer = try await network.request(Refresh(refreshToken: credential.refreshToken), as: TokenResponse.self)
+        return Credential(accessToken: answer.accessToken, refreshToken: answer.refreshToken)
+    })
 print("judging", judging.expiredStatusCodes)
