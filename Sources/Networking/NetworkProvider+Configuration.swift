@@ -70,11 +70,11 @@ extension NetworkProvider {
         sleep: @escaping @Sendable (TimeInterval) async throws -> Void = NetworkProvider.taskSleep
     ) {
         self.init(
-            configuration: configuration, interceptor: interceptor, encoder: encoder, decoder: decoder, maximumAttempts: maximumAttempts,
-            deadline: deadline, maximumResponseSize: maximumResponseSize, redirectBehavior: redirectBehavior,
-            allowsInsecureRedirects: allowsInsecureRedirects, cache: cache, cachePolicy: cachePolicy, usesSessionURLCache: usesSessionURLCache,
-            now: now, serverTrust: serverTrust, errorMapper: errorMapper, monitors: monitors, sleep: sleep)
-        storedEnvelope = envelope.isUnwrapped ? nil : envelope   // before anyone else holds the provider
+            wrappedIn: envelope.isUnwrapped ? nil : envelope, configuration: configuration, interceptor: interceptor, encoder: encoder,
+            decoder: decoder, maximumAttempts: maximumAttempts, deadline: deadline, maximumResponseSize: maximumResponseSize,
+            redirectBehavior: redirectBehavior, allowsInsecureRedirects: allowsInsecureRedirects, cache: cache, cachePolicy: cachePolicy,
+            usesSessionURLCache: usesSessionURLCache, now: now, serverTrust: serverTrust, errorMapper: errorMapper, monitors: monitors,
+            sleep: sleep)
     }
 
     /// `request` as monitors, retriers and the app see it: without the ``routingHeaders``.

@@ -51,9 +51,8 @@ public final class NetworkProvider: NetworkProviding {
     let additionalHeaders: [String: String]
     private let encoder: JSONEncoder
     let decoder: JSONDecoder
-    /// The envelope answers are wrapped in (see ``envelope``): set once, by the initializer that takes one,
-    /// before the provider is handed out, and only read after that.
-    nonisolated(unsafe) var storedEnvelope: EnvelopeFormat?
+    /// The envelope answers are wrapped in (see ``envelope``); `nil` for none.
+    let storedEnvelope: EnvelopeFormat?
     let errorMapper: ErrorResponseMapper?
     let delegate: SessionDelegate
     private let callbackQueue = DispatchQueue(label: "Networking.SessionDelegate", qos: .userInitiated)
@@ -107,7 +106,7 @@ public final class NetworkProvider: NetworkProviding {
     ///   - monitors: observers of every call; see ``EventMonitor`` for when they are called.
     ///   - sleep: waits out a ``RetryResult/retryWithDelay(_:)``; by default `Task.sleep`. Tests pass one
     ///     that records the delay and returns at once. It must throw when the task is cancelled.
-    public init(
+    public convenience init(
         configuration: URLSessionConfiguration = .default,
         interceptor: (any RequestInterceptor)? = nil,
         encoder: JSONEncoder = JSONEncoder(),
@@ -126,6 +125,36 @@ public final class NetworkProvider: NetworkProviding {
         monitors: [any EventMonitor] = [],
         sleep: @escaping @Sendable (TimeInterval) async throws -> Void = NetworkProvider.taskSleep
     ) {
+        self.init(
+            wrappedIn: nil, configuration: configuration, interceptor: interceptor, encoder: encoder, decoder: decoder,
+            maximumAttempts: maximumAttempts, deadline: deadline, maximumResponseSize: maximumResponseSize, redirectBehavior: redirectBehavior,
+            allowsInsecureRedirects: allowsInsecureRedirects, cache: cache, cachePolicy: cachePolicy, usesSessionURLCache: usesSessionURLCache,
+            now: now, serverTrust: serverTrust, errorMapper: errorMapper, monitors: monitors, sleep: sleep)
+    }
+
+    /// The designated initializer: a provider whose answers are wrapped in `envelope` (`nil`: none); the
+    /// public initializers name their parameters.
+    init(
+        wrappedIn envelope: EnvelopeFormat?,
+        configuration: URLSessionConfiguration,
+        interceptor: (any RequestInterceptor)?,
+        encoder: JSONEncoder,
+        decoder: JSONDecoder,
+        maximumAttempts: Int,
+        deadline: TimeInterval,
+        maximumResponseSize: Int,
+        redirectBehavior: RedirectBehavior,
+        allowsInsecureRedirects: Bool,
+        cache: (any ResponseCache)?,
+        cachePolicy: CachePolicy,
+        usesSessionURLCache: Bool,
+        now: @escaping @Sendable () -> Date,
+        serverTrust: ServerTrust,
+        errorMapper: ErrorResponseMapper?,
+        monitors: [any EventMonitor],
+        sleep: @escaping @Sendable (TimeInterval) async throws -> Void
+    ) {
+        self.storedEnvelope = envelope
         self.delegate = SessionDelegate(serverTrust: serverTrust)
         // The delegate's callbacks run one at a time on a queue of their own, at a high QoS: the size
         // limit counts bytes there, and a starved queue lets bytes pile up before it can stop a transfer.

@@ -79,7 +79,7 @@ func strictInterceptor() -> AuthInterceptor {
         baseURL: URL(string: "https://api.example.com/v1")!,
         refreshWindow: RefreshWindow(interval: .infinity, maximumCount: 1),   // one refresh per launch
         readsTokenExpiry: false,                                              // ignore a JWT's exp claim
-        isRejection: { error in (error as? ServerError)?.divisionCode == "E401" },
+        rejection: .statusRule(or: { error in (error as? ServerError)?.divisionCode == "E401" }),
         refresh: { credential, network in
             try await network.request(AuthAPI.refresh(refreshToken: credential.refreshToken), as: TokenResponse.self).credential
         }
@@ -244,7 +244,7 @@ struct AuthDocSnippetTests {
     }
 
     @Test func theStrictInterceptorSignsOutOnAPlain401InvalidGrant() async throws {
-        // RFC 6749 §5.2: a refused refresh token is `invalid_grant`; isRejection adds to the status rule.
+        // RFC 6749 §5.2: a refused refresh token is `invalid_grant`; statusRule(or:) adds to the status rule.
         let server = MockServer()
         server.stub(.post, "/v1/auth/refresh", .json(raw: #"{"error":"invalid_grant"}"#, statusCode: 401))
         server.stub(.get, "/v1/me", .status(401))

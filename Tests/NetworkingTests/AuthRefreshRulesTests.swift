@@ -95,7 +95,7 @@ struct AuthRefreshRulesTests {
         #expect(try await store.load() == nil)
     }
 
-    @Test func isRejectionJudgesTheAppsOwnErrorARejection() async throws {
+    @Test func rejectionJudgesTheAppsOwnErrorARejection() async throws {
         // GIVEN an app that treats its own mapped error as a rejection, and an auth server answering 503
         let api = MockAuthServer()
         api.setRefreshAnswer(.unavailable)
@@ -103,7 +103,7 @@ struct AuthRefreshRulesTests {
         let baseURL = api.baseURL
         let auth = AuthInterceptor(
             baseURL: baseURL, store: InMemoryCredentialStore(MockAuthServer.initialCredential),
-            isRejection: { $0 is AppError },
+            rejection: .statusRule(or: { $0 is AppError }),
             refresh: { credential, _ in
                 _ = try await refreshProvider.response(MockAuthServer.RefreshEndpoint(baseURL: baseURL, refreshToken: credential.refreshToken))
                 return credential

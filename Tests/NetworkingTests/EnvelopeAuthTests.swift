@@ -132,8 +132,8 @@ struct EnvelopeAuthTests {
         #expect(try await store.load() == nil)
     }
 
-    @Test func isRejectionAddsToTheStatusRule() async throws {
-        // GIVEN the guide's interceptor, whose isRejection names the app's own code, and an auth server that
+    @Test func statusRuleOrAddsToTheStatusRule() async throws {
+        // GIVEN the guide's interceptor, whose rejection names the app's own code in addition to the status rule, and an auth server that
         // answers a plain 401 invalid_grant (RFC 6749 §5.2), which the app's error mapper does not recognise
         let api = MockAuthServer()
         api.setRefreshAnswer(.reject)
@@ -141,14 +141,14 @@ struct EnvelopeAuthTests {
         let store = InMemoryCredentialStore(MockAuthServer.initialCredential)
         let auth = AuthInterceptor(
             baseURL: baseURL, store: store,
-            isRejection: { ($0 as? AppAPIError)?.code == "E_REFRESH" },
+            rejection: .statusRule(or: { ($0 as? AppAPIError)?.code == "E_REFRESH" }),
             refresh: { credential, network in
                 let tokens = try await network.request(
                     MockAuthServer.RefreshEndpoint(baseURL: baseURL, refreshToken: credential.refreshToken), as: MockAuthServer.Tokens.self)
                 return Credential(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken)
             })
         let provider = api.mock.makeProvider(interceptor: auth)
-        // WHEN a call needs a refresh, THEN the session ends (isRejection used to replace the status rule: refreshFailed)
+        // WHEN a call needs a refresh, THEN the session ends (only(_:) would replace the status rule: refreshFailed)
         await #expect(throws: NetworkError.sessionExpired) { try await provider.response(api.resource("/items/1")) }
         #expect(try await store.load() == nil)
     }
@@ -164,6 +164,47 @@ struct EnvelopeAuthTests {
             if case NetworkError.refreshFailed = error { return true } else { return false }
         }
         #expect(try await store.load() == MockAuthServer.initialCredential)
+    }
+
+    @Test func anE401AfterASuccessfulRefreshIsThrownWithoutAnotherRefresh() async throws {
+        // GIVEN an API that answers "token expired" inside a 200 whatever token it gets, even a fresh one
+        let api = envelopedAPI()
+        api.mock.stub(.get, "/v1/items/1", .json(raw: #"{"divisionCode":"E401","resultMsg":"token expired"}"#))
+        let (provider, _) = wire(api, store: InMemoryCredentialStore(MockAuthServer.initialCredential), retriers: [RetryPolicy()])
+        // WHEN the app asks, THEN one refresh, one resend, and the app's error: no refresh loop
+        await #expect(throws: AppAPIError(code: "E401", message: "token expired", statusCode: 200)) {
+            try await provider.request(api.resource("/items/1"), as: Seen.self)
+        }
+        #expect(api.refreshCount == 1)
+        #expect(api.mock.requests(.get, "/v1/items/1").count == 2)
+    }
+
+    @Test func aPlainOAuthTokenEndpointIsUnwrapped() async throws {
+        // GIVEN a standard OAuth token server (RFC 6749 §5.1: the tokens at the top level) behind a provider
+        // whose API answers are wrapped
+        struct PlainTokenRefresh: Endpoint {
+            let call: MockAuthServer.RefreshEndpoint
+            var baseURL: URL { call.baseURL }
+            var path: String { call.path }
+            var method: HTTPMethod { call.method }
+            var body: RequestBody { call.body }
+            var envelope: EnvelopeFormat? { .unwrapped }   // its answers have no envelope
+        }
+        let api = MockAuthServer()
+        api.setProtectedResponses(
+            resource: { .json(Wrapped(divisionCode: "0000", data: $0)) },
+            expired: .json(raw: #"{"divisionCode":"E401","resultMsg":"token expired"}"#))
+        let baseURL = api.baseURL
+        let auth = AuthInterceptor(baseURL: baseURL, store: InMemoryCredentialStore(MockAuthServer.initialCredential)) { credential, network in
+            let call = MockAuthServer.RefreshEndpoint(baseURL: baseURL, refreshToken: credential.refreshToken)
+            let tokens = try await network.request(PlainTokenRefresh(call: call), as: MockAuthServer.Tokens.self)
+            return Credential(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken)
+        }
+        let provider = NetworkProvider(
+            envelope: EnvelopeFormat(APIEnvelope.self), configuration: api.mock.makeConfiguration(basedOn: .ephemeral), interceptor: auth)
+        // WHEN a call needs a refresh, THEN the plain token answer is read and the call resent
+        #expect(try await provider.request(api.resource("/items/1"), as: Seen.self) == Seen(path: "/v1/items/1", token: "access-1"))
+        #expect(api.refreshCount == 1)
     }
 }
 

@@ -91,6 +91,16 @@ func placeOrder(_ network: any NetworkProviding) async -> String {
     }
 }
 
+/// The auth server's token endpoint: plain OAuth JSON, no envelope.
+struct OAuthTokenRefresh: Endpoint {
+    let refreshToken: String
+    var baseURL: URL { URL(string: "https://auth.example.com/")! }
+    var path: String { "/oauth/token" }
+    var method: HTTPMethod { .post }
+    var body: RequestBody { .json(["grant_type": "refresh_token", "refresh_token": refreshToken]) }
+    var envelope: EnvelopeFormat? { .unwrapped }
+}
+
 struct StorePhotoUpload: Endpoint {
     let photo: URL
     var baseURL: URL { URL(string: "https://shop.example.com/api/")! }

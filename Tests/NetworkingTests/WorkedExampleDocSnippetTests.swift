@@ -26,8 +26,8 @@ struct GeneralResponse: ResponseEnvelope {
         status = try container.decode(Int.self, forKey: .status)
         divisionCode = try container.decode(String.self, forKey: .divisionCode)
         message = try container.decode(String.self, forKey: .message)
-        // Only an E009 carries tokens; any other answer's data is its payload, decoded by the call.
-        incompleteSignUpTokens = divisionCode == "E009" ? try container.decode(SignUpData.self, forKey: .data).jwtToken : nil
+        // Only an E009 carries tokens (if its data is there); any other answer's data is its payload, decoded by the call.
+        incompleteSignUpTokens = divisionCode == "E009" ? try container.decodeIfPresent(SignUpData.self, forKey: .data)?.jwtToken : nil
     }
 
     func failure(statusCode: Int) -> EnvelopeFailure? {
@@ -245,11 +245,15 @@ struct WorkedExampleDocSnippetTests {
         }
     }
 
-    @Test func anE009WithoutTokensIsABadEnvelope() async throws {
+    @Test func anE009WithoutTokensThrowsTheEnvelopeError() async throws {
+        // The repository's `guard let tokens` fires: the server's E009 reaches the caller, nobody is signed in.
         let server = MockServer()
         server.stub(.post, "/v1/auth/sign-in", .json(raw: #"{"status":400,"divisionCode":"E009","message":"x","data":null}"#, statusCode: 400))
-        let members = makeMembers(on: server, store: InMemoryCredentialStore())
-        // An error status whose body is not this envelope keeps its status.
-        await #expect(throws: NetworkError.invalidStatusCode(400)) { try await members.signIn(email: "a", password: "b") }
+        let store = InMemoryCredentialStore()
+        let members = makeMembers(on: server, store: store)
+        await #expect(throws: EnvelopeError(status: 400, divisionCode: "E009", message: "x", tokens: nil)) {
+            try await members.signIn(email: "a", password: "b")
+        }
+        #expect(try await store.load() == nil)
     }
 }

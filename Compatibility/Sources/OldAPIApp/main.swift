@@ -30,3 +30,13 @@ print("built", provider.maximumAttempts)
 
 // As before `sessionConfiguration`: the provider's own URLSession (deprecated: it has no additional headers).
 print("session", provider.session.configuration.timeoutIntervalForRequest)
+
+// As before `rejection:`: `isRejection:` (deprecated: it now adds to the status rule, as `.statusRule(or:)`).
+struct RefusalError: Error {}
+let judging = AuthInterceptor(
+    baseURL: api, isRejection: { $0 is RefusalError },
+    refresh: { credential, network in
+        let answer = try await network.request(Refresh(refreshToken: credential.refreshToken), as: TokenResponse.self)
+        return Credential(accessToken: answer.accessToken, refreshToken: answer.refreshToken)
+    })
+print("judging", judging.expiredStatusCodes)

@@ -137,7 +137,7 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
     /// The last clearing of an account's cached responses; each waits for the one before it.
     var cacheClearing: Task<Void, Never>?
 
-    /// Creates an interceptor.
+    /// Creates an interceptor that judges rejected refreshes by the status rule (see ``RefreshRejection``).
     ///
     /// - Parameters:
     ///   - baseURL: the API's base URL; its origin is the scope.
@@ -146,15 +146,11 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
     ///   - header: the token's header; `.bearer` by default. Its name is redacted in every log, cURL
     ///     description and dump from then on, whatever it is.
     ///   - expiredStatusCodes: statuses meaning "token expired"; `[401]` by default (some APIs use 419).
+    ///     An envelope failure that stands for one of them counts too (``EnvelopeFailure/standsForStatus``).
     ///   - refreshLeeway: refresh before sending when the known expiry is this close; 60 s by default.
     ///   - refreshWindow: the refresh rate limit; 5 in 30 s by default.
     ///   - readsTokenExpiry: use a JWT access token's `exp` claim when the credential has no expiry;
     ///     `true` by default.
-    ///   - isRejection: judges more refresh errors a rejected refresh token (say, the app's own refusal
-    ///     code inside a `200`), **in addition to** the status rule: the refresh's last unacceptable HTTP
-    ///     status is in ``rejectionStatusCodes`` (or an envelope failure stands for one), or
-    ///     ``isRefreshTokenRejection(_:)`` says so. (It used to replace the status rule, so that a plain
-    ///     `401 invalid_grant` no longer ended the session: see ``RefreshRejection/only(_:)`` to replace it.)
     ///   - now: the clock, for tests.
     ///   - refresh: turns the current credential into a new one; see ``Refresh``.
     public init(
@@ -166,29 +162,25 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
         refreshLeeway: TimeInterval = 60,
         refreshWindow: RefreshWindow = RefreshWindow(),
         readsTokenExpiry: Bool = true,
-        isRejection: (@Sendable (any Error) -> Bool)? = nil,
         now: @escaping @Sendable () -> Date = { Date() },
         refresh: @escaping Refresh
     ) {
-        let id = UUID()
-        self.id = id
-        self.noteKey = "AuthInterceptor.\(id)"
-        self.scope = Set(([baseURL] + additionalScope).map(Origin.init))
-        self.store = store
-        self.header = header
-        self.expiredStatusCodes = expiredStatusCodes
-        self.refreshLeeway = refreshLeeway.isNaN ? 0 : max(refreshLeeway, 0)
-        self.refreshWindow = refreshWindow
-        self.readsTokenExpiry = readsTokenExpiry
-        self.rejection = isRejection.map(RefreshRejection.statusRule(or:)) ?? .statusRule
-        self.now = now
-        self.refresh = refresh
-        SecretHeaderNames.register(header.name)
+        self.init(
+            baseURL: baseURL, additionalScope: additionalScope, store: store, header: header, expiredStatusCodes: expiredStatusCodes,
+            refreshLeeway: refreshLeeway, refreshWindow: refreshWindow, readsTokenExpiry: readsTokenExpiry, rejection: .statusRule,
+            now: now, refresh: refresh)
     }
 
-    /// Creates an interceptor that judges rejected refreshes by `rejection` (see ``RefreshRejection``):
-    /// ``RefreshRejection/only(_:)`` replaces the status rule. The other parameters are those of
-    /// the initializer that takes `isRejection:`, whose `isRejection` is `rejection: .statusRule(or: isRejection)`.
+    /// Creates an interceptor that judges rejected refreshes by `rejection`: ``RefreshRejection/statusRule(or:)``
+    /// adds the app's own refusal to the status rule, ``RefreshRejection/only(_:)`` replaces the status rule.
+    /// The other parameters are those of
+    /// ``init(baseURL:additionalScope:store:header:expiredStatusCodes:refreshLeeway:refreshWindow:readsTokenExpiry:now:refresh:)``.
+    ///
+    /// ```swift
+    /// let auth = AuthInterceptor(baseURL: api, rejection: .statusRule(or: { ($0 as? APIError)?.code == "E_REFRESH" })) { credential, network in
+    ///     try await network.request(AuthAPI.refresh(credential.refreshToken), as: Tokens.self).credential
+    /// }
+    /// ```
     public init(
         baseURL: URL,
         additionalScope: [URL] = [],
@@ -307,7 +299,9 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
     }
 
     /// Answers an expired-token status on a request this interceptor authenticated: retries once with a newer or
-    /// refreshed credential, or fails with the refresh's error. Does not retry anything else.
+    /// refreshed credential, or fails with the refresh's error. Does not retry anything else. The status judged is
+    /// the one the response's envelope failure stands for (``Response/envelopeStatusCode``: an `E401` inside a
+    /// `200` is a 401) when there is one, else the HTTP status.
     public nonisolated func retry(
         _ request: URLRequest,
         dueTo error: any Error,

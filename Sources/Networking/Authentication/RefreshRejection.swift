@@ -8,6 +8,9 @@ import Foundation
 /// envelope failure standing for one (``EnvelopeFailure/standsForStatus``), whatever the app's error
 /// mapper made of it; or the refresh threw ``NetworkError/sessionExpired``.
 ///
+/// It replaces the `isRejection:` parameter (deprecated), which used to replace the status rule and now adds
+/// to it: `isRejection: f` now means `.statusRule(or: f)`; `.only(f)` is what it meant before.
+///
 /// ```swift
 /// // The app's own refusal code, inside a 200, ends the session too; a plain 401 invalid_grant still does.
 /// let rejection = RefreshRejection.statusRule(or: { ($0 as? APIError)?.code == "E_REFRESH" })

@@ -7,7 +7,7 @@ import Foundation
 /// One value of a ``NetworkProviding/cachedThenFresh(_:as:interceptor:)`` sequence: the stored value
 /// first, then the network's.
 public struct CachedOrFresh<Value: Sendable>: Sendable {
-    /// The decoded body.
+    /// The decoded body (the envelope's payload, when the endpoint has an envelope: see ``EnvelopeFormat``).
     public let value: Value
     /// Whether the value came from the cache without asking the server (the first value, when an entry
     /// was stored); `false` for the network's answer.
@@ -92,7 +92,7 @@ extension NetworkProvider {
                     // as in response(_:) (RFC 9111 §5.2.1.7).
                     let sendsNothing = kind == .cacheOnly || (HTTPCaching.onlyIfCached(built) && kind != .reload && kind != .disabled)
                     if let stored = try await storedResponse(endpoint, built: built, kind: kind, sendsNothing: sendsNothing, interceptor: interceptor),
-                        let value = try? decode(stored, as: type, decoder: endpoint.decoder)   // undecodable: the network's value replaces it
+                        let value = try? decodePayload(stored, as: type, for: endpoint)   // undecodable: the network's value replaces it
                     {
                         continuation.yield(CachedOrFresh(value: value, isFromCache: true, isStale: stored.report.cache?.isStale ?? false))
                         yielded = true
@@ -111,7 +111,7 @@ extension NetworkProvider {
                     }
                     let response = try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: mode).response
                     if !(yielded && response.report.cache == .revalidated) {
-                        let value = try decode(response, as: type, decoder: endpoint.decoder)
+                        let value = try decodePayload(response, as: type, for: endpoint)
                         continuation.yield(CachedOrFresh(value: value, isFromCache: false, isStale: false))
                     }
                     continuation.finish()

@@ -61,7 +61,8 @@ extension NetworkProvider {
             cache: cache, key: CacheKey(partition: partition, method: method, url: HTTPCaching.keyURL(url)), policy: policy, built: built,
             stamp: stamp, requestDate: requestDate)
         if policy.kind != .reload, let entry = await cache.cachedResponse(for: use.key),
-            HTTPCaching.variantMatches(entry, built, sessionAddsCookies: sessionAddsCookies)
+            HTTPCaching.variantMatches(entry, built, sessionAddsCookies: sessionAddsCookies),
+            await storedEntryFitsEnvelope(entry, method: method, for: endpoint, key: use.key, cache: cache)
         {
             use.entry = entry
         }

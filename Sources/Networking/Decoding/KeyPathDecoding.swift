@@ -89,14 +89,23 @@ struct DecodingKeyPath: Sendable {
     let text: String
     /// Its keys, top first; none for an empty path.
     let keys: [String]
-    /// Whether the path leads to an envelope's payload, which an ``EmptyBodyDecodable`` type reads as its
-    /// empty value when it is missing or `null` (a success that carries nothing).
+    /// Whether the path ends at an envelope's payload itself (the caller gave no key path inside it), which an
+    /// ``EmptyBodyDecodable`` type reads as its empty value when it is missing or `null` (a success that
+    /// carries nothing). A key the caller named is never lenient: a missing one fails.
     let isEnvelopePayload: Bool
 
-    init(_ text: String, isEnvelopePayload: Bool = false) {
+    init(_ text: String) {
         self.text = text
         self.keys = text.isEmpty ? [] : text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        self.isEnvelopePayload = isEnvelopePayload
+        self.isEnvelopePayload = false
+    }
+
+    /// The caller's key path `text` inside an envelope's payload at `payloadKeyPath` (an empty `text`: the
+    /// payload itself, as an empty key path is the whole body without an envelope).
+    init(_ text: String, inPayloadAt payloadKeyPath: String) {
+        self.text = [payloadKeyPath, text].filter { !$0.isEmpty }.joined(separator: ".")
+        self.keys = self.text.isEmpty ? [] : self.text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        self.isEnvelopePayload = text.isEmpty && !payloadKeyPath.isEmpty
     }
 }
 

@@ -21,8 +21,11 @@ extension NetworkProvider {
     ///   naming the envelope and the field: never a success.
     /// - An unacceptable answer whose body is not an envelope (a proxy's page) reports nothing: the status
     ///   decides, as without an envelope.
+    /// - An acceptable answer that is no 2xx (a 3xx the endpoint accepts unfollowed, its HTML page) is not read.
     func envelopeFailure(of response: Response, for endpoint: some Endpoint, acceptable: Bool) throws -> EnvelopeFailure? {
-        guard let format = envelopeFormat(for: endpoint), let read = format.read, !response.hasNoBody else { return nil }
+        guard let format = envelopeFormat(for: endpoint), let read = format.read, !response.hasNoBody,
+            !acceptable || StatusCodes.success.contains(response.statusCode)
+        else { return nil }
         do {
             return try read(response.data, endpoint.decoder ?? decoder, response.statusCode)
         } catch let error as DecodingError {
@@ -35,9 +38,29 @@ extension NetworkProvider {
         }
     }
 
+    /// Whether a stored `entry` may answer (or be revalidated for) `endpoint`: always without an envelope, so
+    /// that a cache hit costs nothing more. With one, only an entry whose body is an envelope reporting a
+    /// success, or that has no body: one stored before the app declared its envelope, or by an
+    /// ``EnvelopeFormat/unwrapped`` endpoint at the same URL (a failure, or no envelope at all), is removed
+    /// from `cache` and the call is a miss (RFC 9111 §4: a cache may always choose to ask the server).
+    func storedEntryFitsEnvelope(_ entry: CachedResponse, method: String, for endpoint: some Endpoint, key: CacheKey, cache: any ResponseCache) async -> Bool {
+        guard let format = envelopeFormat(for: endpoint), let read = format.read, method != HTTPMethod.head.rawValue,
+            entry.statusCode != 204, entry.statusCode != 205, StatusCodes.success.contains(entry.statusCode),
+            entry.body.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D })   // as Response.hasNoBody
+        else { return true }
+        do {
+            if try read(entry.body, endpoint.decoder ?? decoder, entry.statusCode) == nil { return true }
+        } catch {
+            // not an envelope: a miss, as a failure is
+        }
+        await cache.removeResponse(for: key)
+        return false
+    }
+
     /// The value the caller asked for: the body (at `keyPath`, if given) decoded as `type` with the endpoint's
     /// decoder, else the provider's; inside the envelope's payload when `endpoint` has an envelope. A missing or
-    /// `null` payload decodes only as an ``EmptyBodyDecodable`` type (``EmptyResponse``, an `Optional`).
+    /// `null` payload decodes only as an ``EmptyBodyDecodable`` type (``EmptyResponse``, an `Optional`), and only
+    /// without a key path: a key missing under the caller's key path fails, as it does without an envelope.
     func decodePayload<T: Decodable>(_ response: Response, as type: T.Type, for endpoint: some Endpoint, atKeyPath keyPath: String? = nil) throws -> T {
         guard let format = envelopeFormat(for: endpoint), !response.hasNoBody else {
             guard let keyPath else { return try decode(response, as: type, decoder: endpoint.decoder) }
@@ -45,9 +68,14 @@ extension NetworkProvider {
                 try decode(response, as: AtKeyPath<T>.self, decoder: endpoint.decoder).value
             }
         }
-        // An empty caller key path means the whole payload, as it means the whole body without an envelope.
-        let path = [format.payloadKeyPath, keyPath ?? ""].filter { !$0.isEmpty }.joined(separator: ".")
-        return try DecodingKeyPath.$current.withValue(DecodingKeyPath(path, isEnvelopePayload: true)) {
+        // A key-path call through an app's wrapper (the protocol's default): `T` is the package's own type that
+        // reads the caller's key path from the task. That path is read inside the payload, once.
+        if keyPath == nil, T.self is any KeyPathDecodable.Type, let caller = DecodingKeyPath.current {
+            return try DecodingKeyPath.$current.withValue(DecodingKeyPath(caller.text, inPayloadAt: format.payloadKeyPath)) {
+                try decode(response, as: type, decoder: endpoint.decoder)
+            }
+        }
+        return try DecodingKeyPath.$current.withValue(DecodingKeyPath(keyPath ?? "", inPayloadAt: format.payloadKeyPath)) {
             try decode(response, as: AtKeyPath<T>.self, decoder: endpoint.decoder).value
         }
     }

@@ -59,12 +59,14 @@ public struct EnvelopeFailure: Sendable {
 /// - an acceptable answer whose body is not the envelope (a field missing, of the wrong type, `null`)
 ///   throws ``NetworkError/decodingFailed(type:error:)`` naming the envelope and the field, never a
 ///   success;
-/// - an answer with no body at all (a `204`) has no envelope: it decodes as ``EmptyResponse``.
+/// - an answer with no body at all (a `204`) has no envelope: it decodes as ``EmptyResponse``;
+/// - an acceptable answer that is no 2xx (a 3xx the endpoint accepts unfollowed) is not read.
 ///
 /// The payload is decoded at ``payloadKeyPath`` with the endpoint's decoder (else the provider's); a
-/// key path the caller gives is read inside it (`"user"` reads `data.user`). A missing or `null`
-/// payload decodes as ``EmptyResponse`` or `nil` for an `Optional`, and fails for any other type,
-/// naming the field. Downloads and streams are not read (their body is not in memory), except for the
+/// key path the caller gives is read inside it, once (`"user"` reads `data.user`), and a key missing
+/// under it fails. Without a key path, a missing or `null` payload decodes as ``EmptyResponse`` or
+/// `nil` for an `Optional`, and fails for any other type, naming the field. A stored answer is read
+/// through the envelope too: one that is no success envelope is a cache miss. Downloads and streams are not read (their body is not in memory), except for the
 /// error body of an unacceptable status.
 public struct EnvelopeFormat: Sendable {
     /// The key path of the payload in the envelope, e.g. `"data"` (empty: the whole body).

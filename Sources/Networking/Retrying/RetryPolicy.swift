@@ -123,14 +123,16 @@ public struct RetryPolicy: RequestInterceptor {
         if let response, let value = response.value(forHTTPHeaderField: "Retry-After"), let retryAfter = retryAfterDelay(value) {
             // Retrying earlier than the server asked would only be refused again: give up for now.
             guard retryAfter <= maximumDelay else {
-                return .doNotRetryWithError(NetworkError.retryAfter(seconds: retryAfter, statusCode: response.statusCode))
+                return .doNotRetryWithError(NetworkError.retryAfter(seconds: retryAfter, statusCode: response.envelopeStatusCode ?? response.statusCode))
             }
             return .retryWithDelay(retryAfter)
         }
         return .retryWithDelay(backoffDelay(forRetry: retries))
     }
 
-    /// Whether `error` (with its response, if any) is worth another try.
+    /// Whether `error` (with its response, if any) is worth another try: the response's status is one of
+    /// ``retryableStatusCodes`` (the status its envelope's failure stands for, ``Response/envelopeStatusCode``,
+    /// when there is one: an `E503` inside a `200` is a 503), or the error one of ``retryableURLErrorCodes``.
     public func shouldRetry(_ error: any Error, response: Response?) -> Bool {
         if let response { return retryableStatusCodes.contains(response.envelopeStatusCode ?? response.statusCode) }
         switch error {

@@ -225,9 +225,11 @@ extension NetworkProvider {
         let acceptable = endpoint.acceptableStatusCodes.contains(response.statusCode)
         let failure = acceptable && !inMemory ? nil : try envelopeFailure(of: response, for: endpoint, acceptable: acceptable)
         guard acceptable, failure == nil else {
-            judged?.envelopeStatusCode = failure?.standsForStatus
+            var failed = response
+            failed.envelopeStatusCode = failure?.standsForStatus
+            judged = failed
             let error = failure?.error ?? errorMapper?(response) ?? NetworkError.invalidStatusCode(response.statusCode)
-            events.send { $0.validationDidFail(response, error: error, context: context) }
+            events.send { [failed] in $0.validationDidFail(failed, error: error, context: context) }
             throw error
         }
         return response
