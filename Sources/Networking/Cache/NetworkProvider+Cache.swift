@@ -51,6 +51,7 @@ extension NetworkProvider {
         }
         guard let (partition, stamp) = await partition(of: built, chain: chain, ownInterceptor: ownInterceptor, cache: cache, context: context)
         else {
+            try context.checkRevalidatedKey(nil)
             if sendsNothing { throw NetworkError.notCached }
             return .send(built, nil)   // authenticated for no known account: never shared, never stored
         }
@@ -58,12 +59,16 @@ extension NetworkProvider {
         var use = CacheUse(
             cache: cache, key: CacheKey(partition: partition, method: method, url: HTTPCaching.keyURL(url)), policy: policy, built: built,
             stamp: stamp, requestDate: requestDate)
+        try context.checkRevalidatedKey(use.key)   // a background revalidation: still the account whose entry answered
         if policy.kind != .reload, let entry = await cache.cachedResponse(for: use.key), HTTPCaching.variantMatches(entry, built) { use.entry = entry }
         guard let entry = use.entry else {
+            try context.checkRevalidatedKey(nil)   // a background revalidation's entry is gone: nothing to revalidate
             if sendsNothing { throw NetworkError.notCached }
             return .send(built, use)
         }
         let (fresh, age) = HTTPCaching.freshness(of: entry, for: built, now: requestDate)
+        // A background revalidation whose entry was made fresh meanwhile (a foreground load stored it): nothing to send.
+        if fresh, context.isBackgroundRevalidation, let response = cachedResponse(entry, for: built, age: age) { return .answer(response, .hit, use.key) }
         switch policy.kind {
         case .cacheOnly, .cacheElseLoad:
             // Stale, unless its response forbids that (must-revalidate, no-cache: RFC 9111 §4.2.4): then revalidated.
