@@ -164,6 +164,23 @@ struct BackgroundRevalidationTests {
             ])
     }
 
+    @Test("NetworkLogger starts the background revalidation's line with \"(background)\"; the caller's line is unmarked")
+    func loggerMarksBackground() async throws {
+        let resource = MockResource.json(Profile(name: "Kim"), etag: "\"v1\"", cacheControl: "max-age=60, stale-while-revalidate=120")
+        server.stub(.get, "/v1/profile", resource: resource)
+        let lines = Recorder<String>()
+        let provider = provider(monitors: [NetworkLogger(sink: LogSink { lines.append($0) })])
+        _ = try await provider.response(CachedEndpoint())
+        clock.advance(by: 90)
+        _ = try await provider.response(CachedEndpoint())
+        await provider.waitForBackgroundRevalidations()
+        let calls = lines.all.filter { $0.contains(" → ") }
+        #expect(calls.count == 3)
+        #expect(calls.filter { $0.contains("(background)") }.count == 1)
+        #expect(calls.last?.hasPrefix("(background) GET https://api.example.com/v1/profile → 200 in ") == true)
+        #expect(calls.last?.hasSuffix(" ms, 1 attempt, 14 bytes") == true)
+    }
+
     @Test("waitForBackgroundRevalidations(): a cancelled waiter returns at once, the revalidation still running")
     func cancelledWaiterReturns() async throws {
         let (revalidations, release) = (Recorder<String>(), Signal())

@@ -58,7 +58,7 @@ public struct NetworkLogger: EventMonitor {
         duration: TimeInterval,
         context: RequestContext
     ) {
-        let method = request.httpMethod ?? "GET"
+        let method = (context.isBackgroundRevalidation ? "(background) " : "") + (request.httpMethod ?? "GET")
         let url = request.url.map(redactor.url) ?? "?"
         let timing = "in \(Int((duration * 1_000).rounded())) ms, \(attempts) attempt\(attempts == 1 ? "" : "s")"
         switch result {
