@@ -91,6 +91,37 @@ struct StaleIfErrorDirectiveTests {
     }
 
     @Test(
+        "a request's stale-if-error is the limit, narrower or wider than the response's (RFC 5861 §4: the request's value is what it accepts)",
+        arguments: [(100.0, 300.0, false), (900, 800, true), (900, 950, false)])
+    func requestDirectiveLimitsResponse(_ requested: TimeInterval, _ stale: TimeInterval, _ answered: Bool) async throws {
+        let provider = try await storeThenFail(control: "max-age=60, stale-if-error=600", stale: stale, failure: .status(503))
+        let call = CachedEndpoint(headers: ["Cache-Control": "stale-if-error=\(Int(requested))"])
+        if answered {
+            #expect(try await provider.response(call).report.cache == .staleIfError)
+        } else {
+            await #expect(throws: NetworkError.invalidStatusCode(503)) { try await provider.response(call) }
+        }
+    }
+
+    @Test(
+        "a request's no-cache or max-age=0 (pull-to-refresh) opts out of the response's stale-if-error: the error goes through (RFC 9111 §5.2.1.4, §5.2.1.1)",
+        arguments: ["no-cache", "max-age=0"])
+    func requestOptsOut(_ control: String) async throws {
+        let provider = try await storeThenFail(control: "max-age=60, stale-if-error=600", stale: 300, failure: .status(503))
+        await #expect(throws: NetworkError.invalidStatusCode(503)) {
+            try await provider.response(CachedEndpoint(headers: ["Cache-Control": control]))
+        }
+    }
+
+    @Test("the app's .staleIfError(upTo:) is its own choice: a request's no-cache or smaller stale-if-error does not narrow it")
+    func appPolicyStands() async throws {
+        let provider = try await storeThenFail(
+            control: "max-age=60, stale-if-error=600", stale: 300, failure: .status(503), policy: .staleIfError(upTo: 1_000))
+        #expect(try await provider.response(CachedEndpoint(headers: ["Cache-Control": "no-cache"])).report.cache == .staleIfError)
+        #expect(try await provider.response(CachedEndpoint(headers: ["Cache-Control": "stale-if-error=10"])).report.cache == .staleIfError)
+    }
+
+    @Test(
         "beside .staleIfError(upTo:), the larger allowance wins: the app's 100 s or 1000 s, the response's 600 s",
         arguments: [(100.0, 300.0), (1_000, 800)])
     func combinesWithPolicy(_ appSeconds: TimeInterval, _ stale: TimeInterval) async throws {

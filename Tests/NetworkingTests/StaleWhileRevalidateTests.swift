@@ -182,6 +182,18 @@ struct StaleWhileRevalidateTests {
         await provider.waitForBackgroundRevalidations()
     }
 
+    @Test("stale-while-revalidate=0 grants nothing, even at a staleness of exactly 0: the entry is revalidated first (RFC 5861 §3)")
+    func zeroWindow() async throws {
+        let resource = MockResource.json(Profile(name: "Kim"), etag: "\"v1\"", cacheControl: "max-age=60, stale-while-revalidate=0")
+        server.stub(.get, "/v1/profile", resource: resource)
+        let provider = provider()
+        _ = try await provider.response(CachedEndpoint())
+        clock.advance(by: 60)
+        let response = try await provider.response(CachedEndpoint())
+        #expect(response.report.cache == .revalidated)
+        #expect(response.report.statusCodes == [304])
+    }
+
     @Test("a failed background revalidation leaves the entry; the next caller in the window is answered stale and starts another")
     func failedRevalidationKeepsEntry() async throws {
         let (release, revalidations) = (Signal(), Recorder<String>())

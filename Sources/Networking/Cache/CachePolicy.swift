@@ -53,9 +53,10 @@ public struct CachePolicy: Sendable, Hashable, CustomStringConvertible {
 
     /// The HTTP rules, and when the server cannot answer — a transport failure (offline, a timeout, the
     /// deadline) or a 5xx status after every retry — a stored entry at most `seconds` past its freshness
-    /// instead of the error, marked ``CacheResult/staleIfError``. A `stale-if-error=N` of the response or
-    /// the request that allows more (for a 500, 502, 503, 504 or no answer, RFC 5861 §4) wins. An entry
-    /// whose response said `must-revalidate` or `no-cache` is never used so.
+    /// instead of the error, marked ``CacheResult/staleIfError``. A `stale-if-error=N` that allows more (for
+    /// a 500, 502, 503, 504 or no answer, RFC 5861 §4) wins: the request's when it has one, else the
+    /// response's unless the request says `no-cache` or `max-age=0`. No request header narrows `seconds`: it
+    /// is the app's own choice. An entry whose response said `must-revalidate` or `no-cache` is never used so.
     public static func staleIfError(upTo seconds: TimeInterval) -> CachePolicy {
         CachePolicy(kind: .staleIfError(seconds.isNaN ? 0 : max(seconds, 0)))
     }

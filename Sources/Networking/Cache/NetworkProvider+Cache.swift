@@ -53,6 +53,7 @@ extension NetworkProvider {
         }
         guard let (partition, stamp) = await partition(of: built, chain: chain, ownInterceptor: ownInterceptor, cache: cache, context: context)
         else {
+            try context.checkRevalidatedKey(nil)
             if sendsNothing { throw NetworkError.notCached }
             return .send(built, nil)   // authenticated for no known account: never shared, never stored
         }
@@ -60,6 +61,7 @@ extension NetworkProvider {
         var use = CacheUse(
             cache: cache, key: CacheKey(partition: partition, method: method, url: HTTPCaching.keyURL(url)), policy: policy, built: built,
             stamp: stamp, requestDate: requestDate)
+        try context.checkRevalidatedKey(use.key)   // a background revalidation: still the account whose entry answered
         if policy.kind != .reload, let entry = await cache.cachedResponse(for: use.key),
             HTTPCaching.variantMatches(entry, built, sessionAddsCookies: sessionAddsCookies),
             await storedEntryFitsEnvelope(entry, method: method, for: endpoint, key: use.key, cache: cache)
@@ -69,10 +71,13 @@ extension NetworkProvider {
         if method == "HEAD" { use.storedGET = await storedGET(for: use) }
         if use.entry == nil, let answer = storedGETAnswer(to: built, use: use, sendsNothing: sendsNothing) { return answer }
         guard let entry = use.entry else {
+            try context.checkRevalidatedKey(nil)   // a background revalidation's entry is gone: nothing to revalidate
             if sendsNothing { throw NetworkError.notCached }
             return .send(built, use)
         }
         let (fresh, age) = HTTPCaching.freshness(of: entry, for: built, now: requestDate)
+        // A background revalidation whose entry was made fresh meanwhile (a foreground load stored it): nothing to send.
+        if fresh, context.isBackgroundRevalidation, let response = cachedResponse(entry, for: built, age: age) { return .answer(response, .hit, use.key) }
         switch policy.kind {
         case .cacheOnly, .cacheElseLoad:
             // Stale, unless its response forbids that (must-revalidate, no-cache: RFC 9111 §4.2.4): then revalidated.

@@ -21,7 +21,10 @@ public final class RequestContext: @unchecked Sendable {
     /// Whether this call is the provider's background revalidation of a cache entry that answered another
     /// call stale (`Cache-Control: stale-while-revalidate`, RFC 5861 §3): no caller waits for it. Monitors
     /// see its events like any call's.
-    public let isBackgroundRevalidation: Bool
+    public var isBackgroundRevalidation: Bool { revalidatedKey != nil }
+    /// The key of the entry this background revalidation is about (the account's whose entry answered):
+    /// `nil` for any other call.
+    let revalidatedKey: CacheKey?
     private var lock: NSLock { Self.lock }
     private static let lock = NSLock()
     private var _retryCount = 0
@@ -34,12 +37,12 @@ public final class RequestContext: @unchecked Sendable {
         self.init(endpoint: endpoint, events: EventDispatcher([]), provider: provider, refreshing: nil)
     }
 
-    init(endpoint: any Endpoint, events: EventDispatcher, provider: NetworkProvider?, refreshing: UUID?, isBackgroundRevalidation: Bool = false) {
+    init(endpoint: any Endpoint, events: EventDispatcher, provider: NetworkProvider?, refreshing: UUID?, revalidatedKey: CacheKey? = nil) {
         self.endpoint = endpoint
         self.events = events
         self.provider = provider
         self.refreshing = refreshing
-        self.isBackgroundRevalidation = isBackgroundRevalidation
+        self.revalidatedKey = revalidatedKey
     }
 
     /// How many times this call has been retried so far: 0 during the first attempt.

@@ -84,7 +84,7 @@ public struct NetworkLogger: EventMonitor {
         if attempts > 1 || verbosity == .verbose || held.contains(where: \.saysMore) {
             held.flatMap(\.lines).forEach(sink.write)
         }
-        let method = request.httpMethod ?? "GET"
+        let method = (context.isBackgroundRevalidation ? "(background) " : "") + (request.httpMethod ?? "GET")
         let url = request.url.map(redactor.url) ?? "?"
         let timing = "in \(Int((duration * 1_000).rounded())) ms, \(attempts) attempt\(attempts == 1 ? "" : "s")"
         switch result {

@@ -6,16 +6,17 @@ import Foundation
 
 extension NetworkProvider {
     /// Sends one call, its body handled as `mode` says: the pipeline every public call goes through.
-    /// `inBackground`: the call is a background revalidation of a cache entry (no caller waits for it).
+    /// `revalidating`: the call is the background revalidation of the entry under that key (no caller waits
+    /// for it).
     func perform(
         _ endpoint: some Endpoint,
         interceptor: (any RequestInterceptor)?,
         refreshing: UUID?,
         mode: TransferMode,
-        inBackground: Bool = false
+        revalidating: CacheKey? = nil
     ) async throws -> (response: Response, delivered: DeliveredBody?) {
         let started = DispatchTime.now()
-        let context = RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: refreshing, isBackgroundRevalidation: inBackground)
+        let context = RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: refreshing, revalidatedKey: revalidating)
         var sent: URLRequest?
         var statuses: [Int?] = []   // one per attempt: its status, or nil when none came
         var hops: [RedirectHop] = []
@@ -48,11 +49,12 @@ extension NetworkProvider {
                     // Every cache answer meets the endpoint's statuses as the server's would; a failure is final (no retrier).
                     var unjudged: Response?
                     _ = try validate(response, for: endpoint, context: context, inMemory: false, judged: &unjudged)
-                    if result == .staleWhileRevalidate {   // answered stale at once: the entry is revalidated behind it (RFC 5861 §3)
+                    let report = CallReport(statusCodes: [], duration: started.secondsElapsed, cache: result)
+                    let answer = answered(response, report: report, key: key, request: built, context: context)
+                    if result == .staleWhileRevalidate {   // answered stale at once (its events queued first): revalidated behind it (RFC 5861 §3)
                         revalidateInBackground(endpoint, interceptor: interceptor, key: key, sizeLimit: mode.sizeLimit)
                     }
-                    let report = CallReport(statusCodes: [], duration: started.secondsElapsed, cache: result)
-                    return (answered(response, report: report, key: key, request: built, context: context), nil)
+                    return (answer, nil)
                 case .send(let conditional, let use):
                     (request, cacheUse) = (conditional, use)
                 }
