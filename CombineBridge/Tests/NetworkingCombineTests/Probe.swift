@@ -14,14 +14,17 @@ final class Probe<Input: Sendable>: Subscriber, @unchecked Sendable {
     // @unchecked: every `var` is guarded by `lock`.
     private let lock = NSLock()
     private let initialDemand: Subscribers.Demand
+    private let onCompletion: (@Sendable () -> Void)?
     private var subscription: (any Subscription)?
     private var received: [Input] = []
     private var ended: Subscribers.Completion<any Error>?
     private var waiters: [(ready: () -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
 
-    /// A probe that asks for `initialDemand` values when it subscribes.
-    init(initialDemand: Subscribers.Demand = .unlimited) {
+    /// A probe that asks for `initialDemand` values when it subscribes, and calls `onCompletion` after it
+    /// recorded the completion.
+    init(initialDemand: Subscribers.Demand = .unlimited, onCompletion: (@Sendable () -> Void)? = nil) {
         self.initialDemand = initialDemand
+        self.onCompletion = onCompletion
     }
 
     func receive(subscription: any Subscription) {
@@ -38,6 +41,7 @@ final class Probe<Input: Sendable>: Subscriber, @unchecked Sendable {
 
     func receive(completion: Subscribers.Completion<any Error>) {
         update { ended = completion }
+        onCompletion?()
     }
 
     /// Asks the subscription for `count` more values.

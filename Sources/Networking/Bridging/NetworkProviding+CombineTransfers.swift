@@ -88,10 +88,8 @@
             onCancel: (@Sendable (ResumableDownload) -> Void)? = nil
         ) -> AnyPublisher<TransferEvent, any Error> {
             DemandPublisher { subscription in
-                try await subscription.sendTransfer { reporter in
-                    try await DownloadInterrupted.reporting(to: onCancel) {
-                        try await self.download(endpoint, to: destination, resuming: resumable, interceptor: interceptor, progress: reporter)
-                    }
+                try await subscription.sendTransfer(onCancel: onCancel) { reporter in
+                    try await self.download(endpoint, to: destination, resuming: resumable, interceptor: interceptor, progress: reporter)
                 }
             }
             .eraseToAnyPublisher()
@@ -111,29 +109,11 @@
             onCancel: (@Sendable (ResumableDownload) -> Void)? = nil
         ) -> AnyPublisher<TransferEvent, any Error> {
             DemandPublisher { subscription in
-                try await subscription.sendTransfer { reporter in
-                    try await DownloadInterrupted.reporting(to: onCancel) {
-                        try await self.download(resuming: resumable, to: destination, interceptor: interceptor, progress: reporter)
-                    }
+                try await subscription.sendTransfer(onCancel: onCancel) { reporter in
+                    try await self.download(resuming: resumable, to: destination, interceptor: interceptor, progress: reporter)
                 }
             }
             .eraseToAnyPublisher()
-        }
-    }
-
-    extension DownloadInterrupted {
-        /// Runs `download`; when it throws ``DownloadInterrupted`` because its task was cancelled (the
-        /// subscription was), hands the value to `onCancel`, which no completion reaches. Rethrows.
-        static func reporting(
-            to onCancel: (@Sendable (ResumableDownload) -> Void)?,
-            _ download: () async throws -> Response
-        ) async throws -> Response {
-            do {
-                return try await download()
-            } catch let interrupted as DownloadInterrupted where Task.isCancelled {
-                onCancel?(interrupted.resumable)
-                throw interrupted
-            }
         }
     }
 #endif
