@@ -1,15 +1,14 @@
-// The bridge compiles where Combine is (Apple platforms), and in the CombineBridge test package against
-// OpenCombine (Linux); in the library on Linux it compiles to nothing.
-#if canImport(Combine)
+// The bridge compiles in the library where Combine is (Apple platforms), and in the CombineBridge test package
+// against OpenCombine where Combine is not (Linux). It compiles to nothing in the library on Linux, and in that
+// package on Apple platforms (the library has it there: compiled twice, its symbols would be ambiguous).
+#if !NETWORKING_COMBINE_BRIDGE_PACKAGE && canImport(Combine)
     import Combine
-#elseif NETWORKING_COMBINE_BRIDGE_PACKAGE && canImport(OpenCombine)
+#elseif NETWORKING_COMBINE_BRIDGE_PACKAGE && !canImport(Combine) && canImport(OpenCombine)
+    import Networking
     import OpenCombine
 #endif
-#if NETWORKING_COMBINE_BRIDGE_PACKAGE
-    import Networking
-#endif
 
-#if canImport(Combine) || (NETWORKING_COMBINE_BRIDGE_PACKAGE && canImport(OpenCombine))
+#if (!NETWORKING_COMBINE_BRIDGE_PACKAGE && canImport(Combine)) || (NETWORKING_COMBINE_BRIDGE_PACKAGE && !canImport(Combine) && canImport(OpenCombine))
     import Foundation
 
     /// A cold publisher whose values an async `body` produces, one for each value the subscriber asked for.
