@@ -80,6 +80,30 @@ struct ResumablePublisherTests {
         #expect(try Data(contentsOf: destination) == fileBody(10_000))
     }
 
+    @Test func onCancelIsNotCalledForACancelBeforeTheFirstDemandNorAfterTheEnd() async throws {
+        // GIVEN a file served whole, and downloads of it that hand onCancel's values to `handed`
+        let folder = try makeScratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = MockServer()
+        serve(MockResource(body: fileBody(10_000), etag: "\"v1\""), on: server) { $0 }
+        let provider = server.makeProvider()
+        let handed = Counter<ResumableDownload>()
+        // WHEN one subscription is cancelled before it asked for anything
+        let early = Probe<TransferEvent>(initialDemand: .none)
+        provider.downloadPublisher(API(path: "/files/big.bin"), to: folder.appendingPathComponent("early"), resuming: nil) { handed.append($0) }
+            .subscribe(early)
+        early.cancel()
+        // AND another is cancelled after it finished
+        let late = Probe<TransferEvent>()
+        provider.downloadPublisher(API(path: "/files/big.bin"), to: folder.appendingPathComponent("late"), resuming: nil) { handed.append($0) }
+            .subscribe(late)
+        guard case .finished = await late.completion() else { throw Failed("did not finish") }
+        late.cancel()
+        // THEN onCancel was never called (nothing was kept for later), and only the second one was sent
+        #expect(handed.values.isEmpty)
+        #expect(server.requests.count == 1)
+    }
+
     /// A 10,000-byte file whose first answer sends 1,000 bytes every 10 ms (a progress value each) and
     /// drops after 6,000: the download fails with ``DownloadInterrupted`` while progress values are unread.
     private func serveDroppingSlowly(on server: MockServer) {
