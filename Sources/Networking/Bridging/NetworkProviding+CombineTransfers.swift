@@ -15,8 +15,9 @@
         /// is sent, then ``TransferEvent/completed(_:)`` with the response, then finishes.
         ///
         /// Cold: nothing is sent until a subscriber asks for a value. Cancelling the subscription cancels the
-        /// upload at once. Each progress value is the newest when the subscriber asks for one: a slow
-        /// subscriber skips values, it never gets a backlog.
+        /// upload at once. A slow subscriber skips progress values, it never gets a backlog (the one it gets
+        /// may be one step behind: read ahead while it had not asked). Once the upload returned, a progress
+        /// value not asked for is dropped: the response comes with the next demand, a failure at once.
         ///
         /// ```swift
         /// provider.uploadPublisher(ClipAPI.put(file))
@@ -62,7 +63,9 @@
         /// finishes. When the download fails with part of the body kept, the publisher fails with
         /// ``DownloadInterrupted``, whose ``DownloadInterrupted/resumable`` continues it later. A cancelled
         /// subscription is told nothing (Combine sends no completion after `cancel()`): `onCancel` receives
-        /// that value instead, when part of the body was kept.
+        /// that value instead, when part of the body was kept. When the download fails as the subscription
+        /// is cancelled, exactly one of them gets it. A subscription cancelled before its first demand, or
+        /// after it ended, never calls `onCancel`.
         ///
         /// ```swift
         /// provider.downloadPublisher(MapPack(), to: destination, resuming: saved, onCancel: { saved = $0 })
