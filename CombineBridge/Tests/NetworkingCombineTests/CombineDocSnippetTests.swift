@@ -68,7 +68,7 @@ func showUser(_ provider: any NetworkProviding, show: @escaping (User, Bool) -> 
     provider.cachedThenFreshPublisher(UserAPI.user(id: 1), as: User.self)
         .receive(on: DispatchQueue.main)
         .sink(receiveCompletion: { _ in }, receiveValue: { update in
-            show(update.value, update.isStale)       // first the stored user, then the server's
+            show(update.value, update.isStale)       // stored (stale: past its freshness), then the server's
         })
 }
 

@@ -14,14 +14,25 @@ final class Probe<Input: Sendable>: Subscriber, @unchecked Sendable {
     // @unchecked: every `var` is guarded by `lock`.
     private let lock = NSLock()
     private let initialDemand: Subscribers.Demand
+    private let onCompletion: (@Sendable () -> Void)?
+    private let demandFromReceive: Subscribers.Demand
+    private let cancelsAfter: Int?
     private var subscription: (any Subscription)?
     private var received: [Input] = []
     private var ended: Subscribers.Completion<any Error>?
     private var waiters: [(ready: () -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
 
-    /// A probe that asks for `initialDemand` values when it subscribes.
-    init(initialDemand: Subscribers.Demand = .unlimited) {
+    /// A probe that asks for `initialDemand` values when it subscribes, asks for `demandFromReceive` more
+    /// with each value (returned from `receive(_:)`), cancels the subscription from inside `receive(_:)`
+    /// once it has `cancelsAfter` values, and calls `onCompletion` after it recorded the completion.
+    init(
+        initialDemand: Subscribers.Demand = .unlimited, demandFromReceive: Subscribers.Demand = .none, cancelsAfter: Int? = nil,
+        onCompletion: (@Sendable () -> Void)? = nil
+    ) {
         self.initialDemand = initialDemand
+        self.demandFromReceive = demandFromReceive
+        self.cancelsAfter = cancelsAfter
+        self.onCompletion = onCompletion
     }
 
     func receive(subscription: any Subscription) {
@@ -32,12 +43,18 @@ final class Probe<Input: Sendable>: Subscriber, @unchecked Sendable {
     }
 
     func receive(_ input: Input) -> Subscribers.Demand {
-        update { received.append(input) }
-        return .none
+        var count = 0
+        update {
+            received.append(input)
+            count = received.count
+        }
+        if let cancelsAfter, count >= cancelsAfter { cancel() }
+        return demandFromReceive
     }
 
     func receive(completion: Subscribers.Completion<any Error>) {
         update { ended = completion }
+        onCompletion?()
     }
 
     /// Asks the subscription for `count` more values.

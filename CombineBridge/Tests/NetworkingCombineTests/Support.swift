@@ -166,3 +166,24 @@ final class Mailbox<Value: Sendable>: @unchecked Sendable {
         return value
     }
 }
+
+/// The values one side appends, in order.
+final class Counter<Value: Sendable>: @unchecked Sendable {
+    // @unchecked: `appended` is guarded by `lock`.
+    private let lock = NSLock()
+    private var appended: [Value] = []
+
+    /// Appends `value`.
+    func append(_ value: Value) {
+        lock.lock()
+        appended.append(value)
+        lock.unlock()
+    }
+
+    /// The values appended so far.
+    var values: [Value] {
+        lock.lock()
+        defer { lock.unlock() }
+        return appended
+    }
+}

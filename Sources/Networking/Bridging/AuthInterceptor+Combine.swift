@@ -1,14 +1,12 @@
 // Apple platforms only in the library; see DemandPublisher.swift.
-#if canImport(Combine)
+#if !NETWORKING_COMBINE_BRIDGE_PACKAGE && canImport(Combine)
     import Combine
-#elseif NETWORKING_COMBINE_BRIDGE_PACKAGE && canImport(OpenCombine)
+#elseif NETWORKING_COMBINE_BRIDGE_PACKAGE && !canImport(Combine) && canImport(OpenCombine)
+    import Networking
     import OpenCombine
 #endif
-#if NETWORKING_COMBINE_BRIDGE_PACKAGE
-    import Networking
-#endif
 
-#if canImport(Combine) || (NETWORKING_COMBINE_BRIDGE_PACKAGE && canImport(OpenCombine))
+#if (!NETWORKING_COMBINE_BRIDGE_PACKAGE && canImport(Combine)) || (NETWORKING_COMBINE_BRIDGE_PACKAGE && !canImport(Combine) && canImport(OpenCombine))
     import Foundation
 
     extension AuthInterceptor {

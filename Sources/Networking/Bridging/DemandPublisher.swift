@@ -1,15 +1,14 @@
-// The bridge compiles where Combine is (Apple platforms), and in the CombineBridge test package against
-// OpenCombine (Linux); in the library on Linux it compiles to nothing.
-#if canImport(Combine)
+// The bridge compiles in the library where Combine is (Apple platforms), and in the CombineBridge test package
+// against OpenCombine where Combine is not (Linux). It compiles to nothing in the library on Linux, and in that
+// package on Apple platforms (the library has it there: compiled twice, its symbols would be ambiguous).
+#if !NETWORKING_COMBINE_BRIDGE_PACKAGE && canImport(Combine)
     import Combine
-#elseif NETWORKING_COMBINE_BRIDGE_PACKAGE && canImport(OpenCombine)
+#elseif NETWORKING_COMBINE_BRIDGE_PACKAGE && !canImport(Combine) && canImport(OpenCombine)
+    import Networking
     import OpenCombine
 #endif
-#if NETWORKING_COMBINE_BRIDGE_PACKAGE
-    import Networking
-#endif
 
-#if canImport(Combine) || (NETWORKING_COMBINE_BRIDGE_PACKAGE && canImport(OpenCombine))
+#if (!NETWORKING_COMBINE_BRIDGE_PACKAGE && canImport(Combine)) || (NETWORKING_COMBINE_BRIDGE_PACKAGE && !canImport(Combine) && canImport(OpenCombine))
     import Foundation
 
     /// A cold publisher whose values an async `body` produces, one for each value the subscriber asked for.
@@ -105,22 +104,51 @@
 
         /// Waits until the subscriber asked for a value and takes one of its demand: the body calls this
         /// before it produces each value, so a stream is read no faster than the subscriber asks.
-        /// - Throws: `CancellationError` when the subscription was cancelled.
+        ///
+        /// In a cancelled task (a child task the body cancelled, such as a transfer's progress once the
+        /// transfer returned) it takes demand that is there, and throws instead of waiting for more.
+        /// - Throws: `CancellationError` when the subscription or the task was cancelled.
         func reserve() async throws {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                lock.lock()
-                if receiveValue == nil {
-                    lock.unlock()
-                    continuation.resume(throwing: CancellationError())
-                } else if demand > 0 {
-                    demand -= 1
-                    lock.unlock()
-                    continuation.resume()
-                } else {
-                    waiter = continuation
-                    lock.unlock()
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                    lock.lock()
+                    if receiveValue == nil {
+                        lock.unlock()
+                        continuation.resume(throwing: CancellationError())
+                    } else if demand > 0 {
+                        demand -= 1
+                        lock.unlock()
+                        continuation.resume()
+                    } else if Task.isCancelled {   // read under `lock`: the handler below ran, or will find the waiter
+                        lock.unlock()
+                        continuation.resume(throwing: CancellationError())
+                    } else {
+                        waiter = continuation
+                        lock.unlock()
+                    }
                 }
+            } onCancel: {
+                lock.lock()
+                let waiter = self.waiter
+                self.waiter = nil
+                lock.unlock()
+                waiter?.resume(throwing: CancellationError())
             }
+        }
+
+        /// Ends the subscription with `error` now, without waiting for demand (Combine sends a completion
+        /// without one), unless it was cancelled. Whether the subscriber is told is decided under `lock`, in
+        /// one step with ``cancel()``: either the subscriber gets `error`, or the subscription had been
+        /// cancelled and this returns `false` (what `error` carries is the caller's to hand elsewhere).
+        func fail(_ error: any Error) -> Bool {
+            lock.lock()
+            let receiveEnd = self.receiveEnd
+            self.receiveEnd = nil
+            receiveValue = nil
+            lock.unlock()
+            guard let receiveEnd else { return false }
+            receiveEnd(error)
+            return true
         }
 
         /// Hands `value` to the subscriber (after ``reserve()``), and counts what more it asks for.

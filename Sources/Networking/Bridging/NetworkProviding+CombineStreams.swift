@@ -1,14 +1,12 @@
 // Apple platforms only in the library; see DemandPublisher.swift.
-#if canImport(Combine)
+#if !NETWORKING_COMBINE_BRIDGE_PACKAGE && canImport(Combine)
     import Combine
-#elseif NETWORKING_COMBINE_BRIDGE_PACKAGE && canImport(OpenCombine)
+#elseif NETWORKING_COMBINE_BRIDGE_PACKAGE && !canImport(Combine) && canImport(OpenCombine)
+    import Networking
     import OpenCombine
 #endif
-#if NETWORKING_COMBINE_BRIDGE_PACKAGE
-    import Networking
-#endif
 
-#if canImport(Combine) || (NETWORKING_COMBINE_BRIDGE_PACKAGE && canImport(OpenCombine))
+#if (!NETWORKING_COMBINE_BRIDGE_PACKAGE && canImport(Combine)) || (NETWORKING_COMBINE_BRIDGE_PACKAGE && !canImport(Combine) && canImport(OpenCombine))
     import Foundation
 
     extension NetworkProviding {
@@ -16,10 +14,11 @@
         /// ``stream(_:interceptor:)``), then finishes when the body ended whole.
         ///
         /// Demand is respected: the ``ResponseStream`` is read as the subscriber asks, one chunk ahead at
-        /// most, so a slow subscriber holds back the stream as a slow `for try await` loop does (the stream
-        /// then holds at most the endpoint's ``Endpoint/maximumResponseSize`` of unread body, beyond which it
-        /// fails with ``NetworkError/responseTooLarge(limit:)``: never an unbounded backlog). The end of the
-        /// body, or its failure, reaches the subscriber without waiting for demand. Cancelling the
+        /// most. That holds back the reading, not the network, on every platform: the body keeps arriving
+        /// into the stream's buffer, which holds at most the endpoint's ``Endpoint/maximumResponseSize`` of
+        /// unread body. So a subscriber slower than the network makes a long stream fail with
+        /// ``NetworkError/responseTooLarge(limit:)`` once that much is unread (memory stays bounded). The end
+        /// of the body, or its failure, reaches the subscriber without waiting for demand. Cancelling the
         /// subscription cancels the transfer at once.
         ///
         /// ```swift

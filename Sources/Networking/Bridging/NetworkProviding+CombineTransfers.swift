@@ -1,14 +1,12 @@
 // Apple platforms only in the library; see DemandPublisher.swift.
-#if canImport(Combine)
+#if !NETWORKING_COMBINE_BRIDGE_PACKAGE && canImport(Combine)
     import Combine
-#elseif NETWORKING_COMBINE_BRIDGE_PACKAGE && canImport(OpenCombine)
+#elseif NETWORKING_COMBINE_BRIDGE_PACKAGE && !canImport(Combine) && canImport(OpenCombine)
+    import Networking
     import OpenCombine
 #endif
-#if NETWORKING_COMBINE_BRIDGE_PACKAGE
-    import Networking
-#endif
 
-#if canImport(Combine) || (NETWORKING_COMBINE_BRIDGE_PACKAGE && canImport(OpenCombine))
+#if (!NETWORKING_COMBINE_BRIDGE_PACKAGE && canImport(Combine)) || (NETWORKING_COMBINE_BRIDGE_PACKAGE && !canImport(Combine) && canImport(OpenCombine))
     import Foundation
 
     extension NetworkProviding {
@@ -17,8 +15,9 @@
         /// is sent, then ``TransferEvent/completed(_:)`` with the response, then finishes.
         ///
         /// Cold: nothing is sent until a subscriber asks for a value. Cancelling the subscription cancels the
-        /// upload at once. Each progress value is the newest when the subscriber asks for one: a slow
-        /// subscriber skips values, it never gets a backlog.
+        /// upload at once. A slow subscriber skips progress values, it never gets a backlog (the one it gets
+        /// may be one step behind: read ahead while it had not asked). Once the upload returned, a progress
+        /// value not asked for is dropped: the response comes with the next demand, a failure at once.
         ///
         /// ```swift
         /// provider.uploadPublisher(ClipAPI.put(file))
@@ -64,7 +63,9 @@
         /// finishes. When the download fails with part of the body kept, the publisher fails with
         /// ``DownloadInterrupted``, whose ``DownloadInterrupted/resumable`` continues it later. A cancelled
         /// subscription is told nothing (Combine sends no completion after `cancel()`): `onCancel` receives
-        /// that value instead, when part of the body was kept.
+        /// that value instead, when part of the body was kept. When the download fails as the subscription
+        /// is cancelled, exactly one of them gets it. A subscription cancelled before its first demand, or
+        /// after it ended, never calls `onCancel`.
         ///
         /// ```swift
         /// provider.downloadPublisher(MapPack(), to: destination, resuming: saved, onCancel: { saved = $0 })
@@ -88,10 +89,8 @@
             onCancel: (@Sendable (ResumableDownload) -> Void)? = nil
         ) -> AnyPublisher<TransferEvent, any Error> {
             DemandPublisher { subscription in
-                try await subscription.sendTransfer { reporter in
-                    try await DownloadInterrupted.reporting(to: onCancel) {
-                        try await self.download(endpoint, to: destination, resuming: resumable, interceptor: interceptor, progress: reporter)
-                    }
+                try await subscription.sendTransfer(onCancel: onCancel) { reporter in
+                    try await self.download(endpoint, to: destination, resuming: resumable, interceptor: interceptor, progress: reporter)
                 }
             }
             .eraseToAnyPublisher()
@@ -111,29 +110,11 @@
             onCancel: (@Sendable (ResumableDownload) -> Void)? = nil
         ) -> AnyPublisher<TransferEvent, any Error> {
             DemandPublisher { subscription in
-                try await subscription.sendTransfer { reporter in
-                    try await DownloadInterrupted.reporting(to: onCancel) {
-                        try await self.download(resuming: resumable, to: destination, interceptor: interceptor, progress: reporter)
-                    }
+                try await subscription.sendTransfer(onCancel: onCancel) { reporter in
+                    try await self.download(resuming: resumable, to: destination, interceptor: interceptor, progress: reporter)
                 }
             }
             .eraseToAnyPublisher()
-        }
-    }
-
-    extension DownloadInterrupted {
-        /// Runs `download`; when it throws ``DownloadInterrupted`` because its task was cancelled (the
-        /// subscription was), hands the value to `onCancel`, which no completion reaches. Rethrows.
-        static func reporting(
-            to onCancel: (@Sendable (ResumableDownload) -> Void)?,
-            _ download: () async throws -> Response
-        ) async throws -> Response {
-            do {
-                return try await download()
-            } catch let interrupted as DownloadInterrupted where Task.isCancelled {
-                onCancel?(interrupted.resumable)
-                throw interrupted
-            }
         }
     }
 #endif

@@ -1,21 +1,21 @@
 // Apple platforms only in the library; see DemandPublisher.swift.
-#if canImport(Combine)
+#if !NETWORKING_COMBINE_BRIDGE_PACKAGE && canImport(Combine)
     import Combine
-#elseif NETWORKING_COMBINE_BRIDGE_PACKAGE && canImport(OpenCombine)
+#elseif NETWORKING_COMBINE_BRIDGE_PACKAGE && !canImport(Combine) && canImport(OpenCombine)
+    import Networking
     import OpenCombine
 #endif
-#if NETWORKING_COMBINE_BRIDGE_PACKAGE
-    import Networking
-#endif
 
-#if canImport(Combine) || (NETWORKING_COMBINE_BRIDGE_PACKAGE && canImport(OpenCombine))
+#if (!NETWORKING_COMBINE_BRIDGE_PACKAGE && canImport(Combine)) || (NETWORKING_COMBINE_BRIDGE_PACKAGE && !canImport(Combine) && canImport(OpenCombine))
     import Foundation
 
     /// What a transfer publisher emits: progress while the body moves, then the response once.
     ///
     /// ``NetworkProviding/uploadPublisher(_:interceptor:)`` and the download publishers emit any number of
-    /// `progress` values (the newest one when the subscriber asks: a slow subscriber skips values, it never
-    /// gets a backlog), then one `completed`, then finish.
+    /// `progress` values (a slow subscriber skips values, it never gets a backlog; the value it gets may be
+    /// one step behind the transfer, read while it had not asked yet), then one `completed`, then finish.
+    /// A `NetworkProviding` of your own that implements the transfer itself reports no progress: its
+    /// publisher emits `completed` only.
     ///
     /// ```swift
     /// provider.downloadPublisher(ReportAPI.latest, to: destination)
@@ -47,15 +47,63 @@
 
     extension DemandSubscription where Output == TransferEvent {
         /// Runs a transfer that reports progress through a reporter, handing out progress values as the
-        /// subscriber asks for them (the newest one, and at most one read ahead), then its response.
-        /// Cancelling the subscription cancels the transfer (a child of the body's task) at once.
-        func sendTransfer(_ transfer: @escaping @Sendable (ProgressReporter) async throws -> Response) async throws {
+        /// subscriber asks for them, then its response. Cancelling the subscription cancels the transfer
+        /// (a child of the body's task) at once.
+        ///
+        /// Progress is read until the transfer returns, not until its stream ends (a `NetworkProviding` of
+        /// the app's own cannot end it). Then a progress value read and not yet asked for is dropped: the
+        /// response waits for the next demand, and a failure is sent at once, without demand. When the
+        /// subscription was cancelled first, the ``ResumableDownload`` of a ``DownloadInterrupted`` goes to
+        /// `onCancel` instead: exactly one of them gets it.
+        func sendTransfer(
+            onCancel: (@Sendable (ResumableDownload) -> Void)? = nil,
+            _ transfer: @escaping @Sendable (ProgressReporter) async throws -> Response
+        ) async throws {
             let (updates, reporter) = TransferProgress.makeStream()   // keeps the newest value only
-            async let response = transfer(reporter)
-            try await send(contentsOf: updates.map { TransferEvent.progress($0) })   // finished when the transfer ended
-            let completed = TransferEvent.completed(try await response)
-            try await reserve()
-            send(completed)
+            let outcome = await withTaskGroup(of: Result<Response, any Error>?.self) { group in
+                group.addTask {
+                    do {
+                        return .success(try await transfer(reporter))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+                group.addTask {
+                    await self.sendProgress(updates)
+                    return nil
+                }
+                var outcome: Result<Response, any Error>?
+                while let finished = await group.next() {
+                    guard let finished else { continue }   // the progress ended first
+                    outcome = finished
+                    group.cancelAll()   // stops the progress
+                }
+                return outcome
+            }
+            switch outcome {
+            case .success(let response):
+                try await reserve()
+                send(.completed(response))
+            case .failure(let error):
+                if !fail(error), let interrupted = error as? DownloadInterrupted {
+                    onCancel?(interrupted.resumable)
+                }
+            case nil:
+                throw CancellationError()   // unreachable: the transfer's task always returns a result
+            }
+        }
+
+        /// Sends the values of `updates` as the subscriber asks for them, until the stream ends or this task
+        /// is cancelled (the transfer returned): then a value waiting for demand is dropped.
+        private func sendProgress(_ updates: AsyncStream<TransferProgress>) async {
+            for await progress in updates {
+                do {
+                    try await reserve()
+                } catch {
+                    return
+                }
+                send(.progress(progress))
+            }
         }
     }
 #endif
