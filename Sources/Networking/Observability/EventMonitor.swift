@@ -50,7 +50,9 @@ public protocol EventMonitor: Sendable {
     /// An attempt received a response; `duration` runs from the task's start, and the body's size is
     /// `response.data.count`.
     func responseDidArrive(_ response: Response, duration: TimeInterval, context: RequestContext)
-    /// An attempt's response was not acceptable; `error` is what will be thrown unless it is retried.
+    /// A response was not acceptable — an attempt's, or the cache's answer — its status rejected by the
+    /// endpoint or its envelope reporting a failure (then ``Response/envelopeStatusCode`` is set); `error`
+    /// is what will be thrown unless it is retried (a cache answer never is).
     func validationDidFail(_ response: Response, error: any Error, context: RequestContext)
     /// An attempt failed: `error` is what it ended with (a ``NetworkError`` such as the unacceptable
     /// status or the transport's failure, or the app's error as the provider's ``ErrorResponseMapper``

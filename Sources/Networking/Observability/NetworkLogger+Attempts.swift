@@ -20,7 +20,8 @@ extension NetworkLogger {
             (method, url) = (hop.method, URL(string: hop.to).map(redactor.url) ?? hop.to)
         }
         let outcome = response.map { "\($0.statusCode)" } ?? Self.refusedRedirectStatus(error).map { "\($0)" } ?? "failed"
-        var lines = ["attempt \(attempt): \(method) \(url) → \(outcome) in \(Int((duration * 1_000).rounded())) ms: \(redactor.error(error))"]
+        let milliseconds = Int((duration * 1_000).rounded())
+        var lines = [Self.marked("attempt \(attempt): \(method) \(url) → \(outcome) in \(milliseconds) ms: \(redactor.error(error))", context)]
         if verbosity == .verbose {
             lines.append(describe("request", headers: request.allHTTPHeaderFields ?? [:], body: request.httpBody))
             if let response {
@@ -28,6 +29,12 @@ extension NetworkLogger {
             }
         }
         heldAttempts.hold(HeldAttemptLines.Attempt(lines: lines, saysMore: !(error is NetworkError)), for: context)
+    }
+
+    /// `line` starting with `(background) ` when it is about a background revalidation (RFC 5861 §3): every
+    /// line of such a call (its attempts, redirects, cache answer and end) is marked alike.
+    static func marked(_ line: String, _ context: RequestContext) -> String {
+        context.isBackgroundRevalidation ? "(background) " + line : line
     }
 
     /// The status of a redirect the provider refused to follow, which `error` says.

@@ -66,7 +66,7 @@ public struct NetworkLogger: EventMonitor {
     /// Logs a redirect the provider follows: `↪ 302 https://api.example.com/a → GET https://cdn.example.com/b`.
     public func requestDidRedirect(_ hop: RedirectHop, context: RequestContext) {
         let (from, to) = (URL(string: hop.from).map(redactor.url) ?? hop.from, URL(string: hop.to).map(redactor.url) ?? hop.to)
-        sink.write("↪ \(hop.statusCode) \(from) → \(hop.method) \(to)")
+        sink.write(Self.marked("↪ \(hop.statusCode) \(from) → \(hop.method) \(to)", context))
         heldAttempts.noteHop(hop, for: context)   // an attempt that fails after it is named by where it went
     }
 
@@ -84,7 +84,7 @@ public struct NetworkLogger: EventMonitor {
         if attempts > 1 || verbosity == .verbose || held.contains(where: \.saysMore) {
             held.flatMap(\.lines).forEach(sink.write)
         }
-        let method = (context.isBackgroundRevalidation ? "(background) " : "") + (request.httpMethod ?? "GET")
+        let method = Self.marked(request.httpMethod ?? "GET", context)
         let url = request.url.map(redactor.url) ?? "?"
         let timing = "in \(Int((duration * 1_000).rounded())) ms, \(attempts) attempt\(attempts == 1 ? "" : "s")"
         switch result {
@@ -117,7 +117,7 @@ public struct NetworkLogger: EventMonitor {
     /// One line per call that used the response cache: `GET https://… cache: hit` (the key's URL holds
     /// no secret; the account's partition is not shown).
     public func cacheDidAnswer(_ result: CacheResult, key: CacheKey, context: RequestContext) {
-        sink.write("\(key.method) \(URL(string: key.url).map(redactor.url) ?? "?") cache: \(result)")
+        sink.write(Self.marked("\(key.method) \(URL(string: key.url).map(redactor.url) ?? "?") cache: \(result)", context))
     }
 
     /// Logs a server whose chain matched none of its pins, by the keys' pins only:
