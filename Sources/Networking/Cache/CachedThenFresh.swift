@@ -138,8 +138,9 @@ extension NetworkProvider {
                 built, for: endpoint, chain: chain(with: interceptor), ownInterceptor: interceptor != nil,
                 context: RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: nil), mode: mode)
             guard case .answer(var response, let result, _) = consultation else { return nil }
-            guard endpoint.acceptableStatusCodes.contains(response.statusCode) else {   // as response(_:) checks it
-                if sendsNothing { throw errorMapper?(response) ?? NetworkError.invalidStatusCode(response.statusCode) }
+            // As response(_:) validates a cache answer (the envelope's error for an unacceptable status included).
+            if let (error, _) = try validationFailure(of: response, for: endpoint, inMemory: false) {
+                if sendsNothing { throw error }
                 return nil
             }
             response.storedReport = CallReport(statusCodes: [], duration: 0, cache: result)

@@ -22,8 +22,10 @@ extension NetworkProvider {
     /// - An unacceptable answer whose body is not an envelope (a proxy's page) reports nothing: the status
     ///   decides, as without an envelope.
     /// - An acceptable answer that is no 2xx (a 3xx the endpoint accepts unfollowed, its HTML page) is not read.
+    /// - A `206` is not read: its body is a part of the representation (RFC 9110 §15.3.7), as the cache's own
+    ///   `206` answers are.
     func envelopeFailure(of response: Response, for endpoint: some Endpoint, acceptable: Bool) throws -> EnvelopeFailure? {
-        guard let format = envelopeFormat(for: endpoint), let read = format.read, !response.hasNoBody,
+        guard let format = envelopeFormat(for: endpoint), let read = format.read, !response.hasNoBody, response.statusCode != 206,
             !acceptable || StatusCodes.success.contains(response.statusCode)
         else { return nil }
         do {

@@ -60,7 +60,9 @@ public struct EnvelopeFailure: Sendable {
 ///   throws ``NetworkError/decodingFailed(type:error:)`` naming the envelope and the field, never a
 ///   success;
 /// - an answer with no body at all (a `204`) has no envelope: it decodes as ``EmptyResponse``;
-/// - an acceptable answer that is no 2xx (a 3xx the endpoint accepts unfollowed) is not read.
+/// - an acceptable answer that is no 2xx (a 3xx the endpoint accepts unfollowed) is not read;
+/// - a `206` (the server's or the cache's, to an app's `Range` request) is not read: its body is a part of
+///   the representation, not an envelope (RFC 9110 §15.3.7).
 ///
 /// The payload is decoded at ``payloadKeyPath`` with the endpoint's decoder (else the provider's); a
 /// key path the caller gives is read inside it, once (`"user"` reads `data.user`), and a key missing

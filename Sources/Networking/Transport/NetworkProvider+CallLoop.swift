@@ -22,7 +22,13 @@ extension NetworkProvider {
         var hops: [RedirectHop] = []
         var spooled: URL?
         var cacheUse: CacheUse?
+        var revalidatedBehind: CacheKey?   // a stale-while-revalidate answer's entry (RFC 5861 §3)
         defer { if let spooled { try? FileManager.default.removeItem(at: spooled) } }   // our temporary copy; nothing to report
+        defer {
+            // Started once the caller's events are queued (its cache answer and end, or its validation failure and
+            // end): the revalidation's come after them. Whether the endpoint accepted the stale answer or not.
+            if let key = revalidatedBehind { revalidateInBackground(endpoint, interceptor: interceptor, key: key, sizeLimit: mode.sizeLimit) }
+        }
         do {
             let deadline = try Deadline(seconds: endpoint.deadline ?? self.deadline)
             var (built, body) = try builtRequestAndBody(for: endpoint)
@@ -46,15 +52,13 @@ extension NetworkProvider {
             if cache != nil || (mode.cachePolicy ?? endpoint.cachePolicy ?? cachePolicy).kind == .cacheOnly || HTTPCaching.onlyIfCached(built) {
                 switch try await consultCacheAnswering(built, for: endpoint, chain: chain, ownInterceptor: interceptor != nil, context: context, mode: mode) {
                 case .answer(let response, let result, let key):
+                    // Answered stale at once: revalidated behind it (RFC 5861 §3), even when the endpoint rejects it.
+                    if result == .staleWhileRevalidate { revalidatedBehind = key }
                     // Every cache answer meets the endpoint's statuses as the server's would; a failure is final (no retrier).
                     var unjudged: Response?
                     _ = try validate(response, for: endpoint, context: context, inMemory: false, judged: &unjudged)
                     let report = CallReport(statusCodes: [], duration: started.secondsElapsed, cache: result)
-                    let answer = answered(response, report: report, key: key, request: built, context: context)
-                    if result == .staleWhileRevalidate {   // answered stale at once (its events queued first): revalidated behind it (RFC 5861 §3)
-                        revalidateInBackground(endpoint, interceptor: interceptor, key: key, sizeLimit: mode.sizeLimit)
-                    }
-                    return (answer, nil)
+                    return (answered(response, report: report, key: key, request: built, context: context), nil)
                 case .send(let conditional, let use):
                     (request, cacheUse) = (conditional, use)
                 }
@@ -64,8 +68,9 @@ extension NetworkProvider {
                 (response, delivered) = try await run(
                     request, for: endpoint, context: context, chain: chain, deadline: deadline, mode: mode, cacheUse: cacheUse,
                     sent: &sent, statuses: &statuses, hops: &hops)
-            } catch  where cacheUse?.revalidates == true && statuses.last == .some(304) {
-                // A 304 about another representation than the stored one: ask again, without conditions.
+            } catch  where cacheUse?.revalidates == true && statuses.last == .some(304) && !Self.endsTheCall(error) {
+                // A 304 about another representation than the stored one: ask again, without conditions
+                // (not after a cancellation or the deadline that came after the 304: those end the call).
                 if let use = cacheUse { await use.cache.removeResponse(for: use.key) }
                 cacheUse?.entry = nil
                 cacheUse?.revalidates = false
@@ -92,11 +97,11 @@ extension NetworkProvider {
             if mode.streams, !events.isEmpty { Self.reportStreamEnd(of: delivered, response: response, to: events, context: context) }
             return (response, delivered)
         } catch {
-            if let use = cacheUse, let stale = staleIfErrorResponse(after: error, lastStatus: statuses.last ?? nil, use: use),
+            if let use = cacheUse, let (stale, key) = staleIfErrorResponse(after: error, lastStatus: statuses.last ?? nil, use: use),
                 endpoint.acceptableStatusCodes.contains(stale.statusCode)
             {
                 let report = CallReport(statusCodes: statuses, duration: started.secondsElapsed, redirects: hops, cache: .staleIfError)
-                return (answered(stale, report: report, key: use.key, request: sent ?? use.built, context: context), nil)
+                return (answered(stale, report: report, key: key, request: sent ?? use.built, context: context), nil)
             }
             if !events.isEmpty, let sent {
                 let (last, count, duration) = (shown(sent), statuses.count, started.secondsElapsed)
@@ -224,17 +229,34 @@ extension NetworkProvider {
     private func validate(
         _ response: Response, for endpoint: some Endpoint, context: RequestContext, inMemory: Bool, judged: inout Response?
     ) throws -> Response {
+        guard let (error, failed) = try validationFailure(of: response, for: endpoint, inMemory: inMemory) else { return response }
+        judged = failed
+        events.send { [failed] in $0.validationDidFail(failed, error: error, context: context) }
+        throw error
+    }
+
+    /// The error `response` fails `endpoint`'s validation with — its status is unacceptable, or its envelope
+    /// (read when `inMemory`, or for an unacceptable status) reports a failure — and the response as judged
+    /// (``Response/envelopeStatusCode`` set); `nil` when it passes. Throws when an acceptable answer is no
+    /// envelope. Tells the monitors nothing.
+    func validationFailure(of response: Response, for endpoint: some Endpoint, inMemory: Bool) throws -> (error: any Error, judged: Response)? {
         let acceptable = endpoint.acceptableStatusCodes.contains(response.statusCode)
         let failure = acceptable && !inMemory ? nil : try envelopeFailure(of: response, for: endpoint, acceptable: acceptable)
         guard acceptable, failure == nil else {
             var failed = response
             failed.envelopeStatusCode = failure?.standsForStatus
-            judged = failed
-            let error = failure?.error ?? errorMapper?(response) ?? NetworkError.invalidStatusCode(response.statusCode)
-            events.send { [failed] in $0.validationDidFail(failed, error: error, context: context) }
-            throw error
+            return (failure?.error ?? errorMapper?(response) ?? NetworkError.invalidStatusCode(response.statusCode), failed)
         }
-        return response
+        return nil
+    }
+
+    /// Whether `error` is the caller's cancellation or the call's deadline: the call ends, whatever its last
+    /// attempt got.
+    private static func endsTheCall(_ error: any Error) -> Bool {
+        switch error as? NetworkError {
+        case .cancelled?, .deadlineExceeded?: return true
+        default: return false
+        }
     }
 
     /// Maps what URLSession and Swift concurrency throw to ``NetworkError`` where one fits.
