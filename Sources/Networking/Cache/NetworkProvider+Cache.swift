@@ -181,10 +181,15 @@ extension NetworkProvider {
     /// The stored entry that answers a call that failed with `error`: when the server could not answer (a
     /// transport failure, the deadline, a 5xx) and the entry is stale by no more than the call may use — a
     /// ``CachePolicy/staleIfError(upTo:)`` policy's seconds, or for a 500, 502, 503, 504 or no answer, a
-    /// `stale-if-error` of the response or the request (RFC 5861 §4), whichever is larger.
-    func staleIfErrorResponse(after error: any Error, lastStatus: Int?, use: CacheUse?) -> Response? {
-        guard let use, let entry = use.entry ?? use.storedGETWithoutBody, Self.serverCouldNotAnswer(error, lastStatus: lastStatus) else { return nil }
-        return staleIfErrorResponse(use: use, entry: entry, now: now(), serverError: HTTPCaching.isStaleIfErrorFailure(status: lastStatus))
+    /// `stale-if-error` of the response or the request (RFC 5861 §4), whichever is larger. With the key of the
+    /// entry that answers: the call's own, or for a `HEAD` without one, the stored `GET`'s (RFC 9110 §9.3.2).
+    func staleIfErrorResponse(after error: any Error, lastStatus: Int?, use: CacheUse?) -> (response: Response, key: CacheKey)? {
+        guard let use, Self.serverCouldNotAnswer(error, lastStatus: lastStatus) else { return nil }
+        let (entry, key) = use.entry.map { ($0, use.key) } ?? (use.storedGETWithoutBody, use.storedGETKey)
+        guard let entry,
+            let response = staleIfErrorResponse(use: use, entry: entry, now: now(), serverError: HTTPCaching.isStaleIfErrorFailure(status: lastStatus))
+        else { return nil }
+        return (response, key)
     }
 
     /// `entry` as the answer of a call (under ``CachePolicy/http`` or ``CachePolicy/staleIfError(upTo:)``)
@@ -259,13 +264,16 @@ extension NetworkProvider {
         return Response(data: entry.body, httpResponse: http, request: shown(request))   // never the test kit's routing header
     }
 
-    /// Whether `error` means the server could not give an answer (not that it gave an unwelcome one).
+    /// Whether `error` means the server could not give an answer (not that it gave an unwelcome one). The
+    /// error decides first: a cancelled call never could (the caller stopped it, whatever the last attempt
+    /// got); the deadline and a transport failure always do. Else the last attempt's status: a 5xx, however
+    /// the error mapper named it.
     private static func serverCouldNotAnswer(_ error: any Error, lastStatus: Int?) -> Bool {
-        if let lastStatus { return lastStatus >= 500 }   // a 5xx, however the error mapper named it
         switch error as? NetworkError {
+        case .cancelled?: return false
         case .transportFailed?, .deadlineExceeded?: return true
-        case .tooManyAttempts(_, let last)?: return serverCouldNotAnswer(last, lastStatus: nil)
-        default: return false
+        case .tooManyAttempts(_, let last)?: return serverCouldNotAnswer(last, lastStatus: lastStatus)
+        default: return (lastStatus ?? 0) >= 500
         }
     }
 

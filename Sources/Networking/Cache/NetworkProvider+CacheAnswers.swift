@@ -10,8 +10,12 @@ extension NetworkProvider {
     /// one byte range with or without `If-Range`; RFC 9111 §4.3.2, RFC 9110 §13.2.2, §14.2) are answered
     /// from the stored response the request without them would get (`304`, `206`, or the whole response).
     /// When no stored response may answer, or the cache cannot compute the answer, the request goes to the
-    /// server as the app built it and the cache takes no part (nothing stored or removed); a call that may
-    /// send nothing fails with ``NetworkError/notCached``. The request's header fields are read once here.
+    /// server as the app built it and the cache takes no part in its answer (an entry the consultation found
+    /// unfit for the endpoint's envelope is removed all the same); a call that may send nothing fails with
+    /// ``NetworkError/notCached``. The request's header fields are read once here.
+    ///
+    /// A background revalidation (RFC 5861 §3) is about the entry itself: it revalidates it with the request
+    /// without the app's preconditions and `Range`, as the consultation of that request decides.
     func consultCacheAnswering(
         _ built: URLRequest, for endpoint: some Endpoint, chain: (any RequestInterceptor)?, ownInterceptor: Bool,
         context: RequestContext, mode: TransferMode
@@ -24,6 +28,7 @@ extension NetworkProvider {
         let consultation = try await consultCache(
             HTTPCaching.withoutPreconditions(built), preconditions: .none, for: endpoint, chain: chain, ownInterceptor: ownInterceptor,
             context: context, mode: mode)
+        if context.isBackgroundRevalidation { return consultation }   // the entry's own revalidation (or a fresh hit)
         if case .answer(let stored, let result, let key) = consultation {
             let now = now()
             // RFC 9111 §4.3.2: a stored response without Last-Modified or Date was last modified when it was received.
@@ -42,10 +47,9 @@ extension NetworkProvider {
 
     /// The stored `GET` response of the variant (`Vary`) `use.built`, a `HEAD`, selects in its partition.
     func storedGET(for use: CacheUse) async -> CachedResponse? {
-        let key = CacheKey(partition: use.key.partition, method: "GET", url: use.key.url)
-        guard let entry = await use.cache.cachedResponse(for: key), HTTPCaching.variantMatches(entry, use.built, sessionAddsCookies: sessionAddsCookies) else {
-            return nil
-        }
+        guard let entry = await use.cache.cachedResponse(for: use.storedGETKey),
+            HTTPCaching.variantMatches(entry, use.built, sessionAddsCookies: sessionAddsCookies)
+        else { return nil }
         return entry
     }
 
@@ -57,7 +61,7 @@ extension NetworkProvider {
     /// (`sendsNothing`), stale within the allowance (RFC 5861 §4). Otherwise `nil` and the `HEAD` is sent.
     func storedGETAnswer(to head: URLRequest, use: CacheUse, sendsNothing: Bool) -> CacheConsultation? {
         guard let entry = use.storedGETWithoutBody else { return nil }
-        let key = CacheKey(partition: use.key.partition, method: "GET", url: use.key.url)
+        let key = use.storedGETKey
         let (fresh, age) = HTTPCaching.freshness(of: entry, for: head, now: use.requestDate)
         let answers: Bool
         switch use.policy.kind {
@@ -90,7 +94,7 @@ extension NetworkProvider {
             use.key.partition != nil || !Self.carriesCredentials(head.request),   // not its to change, as updateCache stores none
             !CacheControl(header: use.built.value(forHTTPHeaderField: "Cache-Control")).noStore   // RFC 9111 §5.2.1.5: this exchange only
         else { return }
-        let key = CacheKey(partition: use.key.partition, method: "GET", url: use.key.url)
+        let key = use.storedGETKey
         guard let stored = await use.cache.cachedResponse(for: key), stored.responseDate == seen.responseDate,
             HeaderFields.value(of: "ETag", in: stored.headers) == HeaderFields.value(of: "ETag", in: seen.headers),
             let describes = HTTPCaching.headDescribes(head.httpResponse, stored: stored)   // nil: the HEAD tells nothing about it
@@ -108,6 +112,9 @@ extension NetworkProvider {
 }
 
 extension CacheUse {
+    /// The key of the stored `GET` response a `HEAD` call may be answered by (RFC 9110 §9.3.2).
+    var storedGETKey: CacheKey { CacheKey(partition: key.partition, method: "GET", url: key.url) }
+
     /// ``storedGET`` without its content: what answers a `HEAD` (RFC 9110 §9.3.2).
     var storedGETWithoutBody: CachedResponse? {
         guard var entry = storedGET else { return nil }
