@@ -28,9 +28,10 @@ extension HTTPCaching {
         return storedLength != nil && Int(length.trimmingCharacters(in: .whitespaces)) == storedLength
     }
 
-    /// Whether `response` says `Vary: *`: it may not be selected for any later request (RFC 9111 §4.1).
+    /// Whether `response`'s `Vary` is `*` as the cache reads it (``varyNames(in:)``: also a member that is no
+    /// field name, or too many names): it may not be selected for any later request (RFC 9111 §4.1).
     static func variesOnEverything(_ response: HTTPURLResponse) -> Bool {
         guard let vary = response.value(forHTTPHeaderField: "Vary") else { return false }
-        return vary.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == "*" }
+        return varyNames(in: ["Vary": vary]) == ["*"]
     }
 }

@@ -64,11 +64,4 @@ extension HTTPCaching {
         default: return false
         }
     }
-
-    /// The request's `Cache-Control` directives, or its `Pragma: no-cache` when it has no `Cache-Control`
-    /// (RFC 9111 §5.4); `nil` when it has neither.
-    private static func requestControl(of request: URLRequest) -> CacheControl? {
-        request.value(forHTTPHeaderField: "Cache-Control").map { CacheControl(header: $0) }
-            ?? request.value(forHTTPHeaderField: "Pragma").map { CacheControl(header: nil, pragma: $0) }
-    }
 }

@@ -102,6 +102,13 @@ enum HTTPCaching {
         return CacheControl(header: control).onlyIfCached
     }
 
+    /// The request's `Cache-Control` directives, or its `Pragma: no-cache` when it has no `Cache-Control`
+    /// (RFC 9111 §5.4); `nil` when it has neither.
+    static func requestControl(of request: URLRequest) -> CacheControl? {
+        request.value(forHTTPHeaderField: "Cache-Control").map { CacheControl(header: $0) }
+            ?? request.value(forHTTPHeaderField: "Pragma").map { CacheControl(header: nil, pragma: $0) }
+    }
+
     /// Whether `entry` may answer `request` at `now` without asking the server: fresh for the response's
     /// rules (no `no-cache`) and for the request's (`no-cache`, `max-age`, `min-fresh`, `max-stale`).
     static func isFresh(_ entry: CachedResponse, for request: URLRequest, now: Date) -> Bool {
@@ -115,10 +122,7 @@ enum HTTPCaching {
         let age = currentAge(of: entry, now: now, date: date)
         guard !control.noCache else { return (false, age) }
         var lifetime = freshnessLifetime(of: entry, control: control, date: date)
-        let requestControl =
-            request.value(forHTTPHeaderField: "Cache-Control").map { CacheControl(header: $0) }
-            ?? request.value(forHTTPHeaderField: "Pragma").map { CacheControl(header: nil, pragma: $0) }
-        guard let requestControl else { return (age < lifetime, age) }
+        guard let requestControl = requestControl(of: request) else { return (age < lifetime, age) }
         guard !requestControl.noCache else { return (false, age) }
         if let maxAge = requestControl.maxAge { lifetime = min(lifetime, maxAge) }
         if let minFresh = requestControl.minFresh { lifetime -= minFresh }
