@@ -46,7 +46,7 @@ private struct HandMadeTransfers: NetworkProviding {
 struct FakeTransferPublisherTests {
     @Test func anUploadPublisherOverAFakeThatImplementsUploadEmitsTheResponseAndFinishes() async throws {
         // GIVEN a fake whose upload returns without finishing the progress stream it was given
-        let probe = Probe<TransferEvent>()
+        let probe = Probe<TransferEvent<Response>>()
         // WHEN a subscriber subscribes to an upload through it
         let body = RequestBody.data(Data("clip".utf8), contentType: "application/octet-stream")
         HandMadeTransfers().uploadPublisher(API(path: "/clips/1", method: .put, body: body)).subscribe(probe)
@@ -59,7 +59,7 @@ struct FakeTransferPublisherTests {
         let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let destination = folder.appendingPathComponent("report")
-        let probe = Probe<TransferEvent>(initialDemand: .max(1))
+        let probe = Probe<TransferEvent<Response>>(initialDemand: .max(1))
         HandMadeTransfers(statusCode: 200).downloadPublisher(API(path: "/files/report"), to: destination).subscribe(probe)
         // THEN one demand gets the response (no progress value is invented), then the end
         guard case .finished = await probe.completion() else { throw Failed("did not finish") }

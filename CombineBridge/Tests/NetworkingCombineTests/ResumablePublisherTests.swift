@@ -34,14 +34,14 @@ struct ResumablePublisherTests {
         let provider = server.makeProvider()
         let destination = folder.appendingPathComponent("big.bin")
         // WHEN it is downloaded through the publisher
-        let first = Probe<TransferEvent>()
+        let first = Probe<TransferEvent<Response>>()
         provider.downloadPublisher(API(path: "/files/big.bin"), to: destination, resuming: nil).subscribe(first)
         // THEN it fails with DownloadInterrupted, carrying the 6,000 bytes kept
         let error = await first.failure()
         guard let interrupted = error as? DownloadInterrupted else { throw Failed("expected DownloadInterrupted, got \(String(describing: error))") }
         #expect(interrupted.resumable.bytesReceived == 6_000)
         // WHEN a second publisher continues it
-        let second = Probe<TransferEvent>()
+        let second = Probe<TransferEvent<Response>>()
         provider.downloadPublisher(API(path: "/files/big.bin"), to: destination, resuming: interrupted.resumable).subscribe(second)
         // THEN it asked for the rest only, and the file is whole
         guard case .finished = await second.completion() else { throw Failed("did not finish") }
@@ -60,7 +60,7 @@ struct ResumablePublisherTests {
         let provider = server.makeProvider()
         let destination = folder.appendingPathComponent("big.bin")
         let kept = Mailbox<ResumableDownload>()
-        let probe = Probe<TransferEvent>()
+        let probe = Probe<TransferEvent<Response>>()
         provider.downloadPublisher(API(path: "/files/big.bin", timeout: 60), to: destination, resuming: nil, onCancel: { kept.put($0) })
             .subscribe(probe)
         _ = await probe.values(until: { $0.progress?.completedBytes == 6_000 })
@@ -72,7 +72,7 @@ struct ResumablePublisherTests {
         #expect(resumable.bytesReceived == 6_000)
         #expect(probe.completed == nil)
         // WHEN the value alone continues it
-        let resumed = Probe<TransferEvent>()
+        let resumed = Probe<TransferEvent<Response>>()
         provider.downloadPublisher(resuming: resumable, to: destination).subscribe(resumed)
         // THEN the rest came, and the file is whole
         guard case .finished = await resumed.completion() else { throw Failed("did not finish") }
@@ -89,12 +89,12 @@ struct ResumablePublisherTests {
         let provider = server.makeProvider()
         let handed = Counter<ResumableDownload>()
         // WHEN one subscription is cancelled before it asked for anything
-        let early = Probe<TransferEvent>(initialDemand: .none)
+        let early = Probe<TransferEvent<Response>>(initialDemand: .none)
         provider.downloadPublisher(API(path: "/files/big.bin"), to: folder.appendingPathComponent("early"), resuming: nil) { handed.append($0) }
             .subscribe(early)
         early.cancel()
         // AND another is cancelled after it finished
-        let late = Probe<TransferEvent>()
+        let late = Probe<TransferEvent<Response>>()
         provider.downloadPublisher(API(path: "/files/big.bin"), to: folder.appendingPathComponent("late"), resuming: nil) { handed.append($0) }
             .subscribe(late)
         guard case .finished = await late.completion() else { throw Failed("did not finish") }
@@ -118,7 +118,7 @@ struct ResumablePublisherTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let server = MockServer()
         serveDroppingSlowly(on: server)
-        let probe = Probe<TransferEvent>(initialDemand: .max(1))
+        let probe = Probe<TransferEvent<Response>>(initialDemand: .max(1))
         server.makeProvider().downloadPublisher(API(path: "/files/big.bin"), to: folder.appendingPathComponent("f"), resuming: nil)
             .subscribe(probe)
         // THEN it hears the failure, with what continues it, without asking again (Combine sends a
@@ -139,7 +139,7 @@ struct ResumablePublisherTests {
         serveDroppingSlowly(on: server)
         let outcome = Flag()
         let handedToOnCancel = Counter<ResumableDownload>()
-        let probe = Probe<TransferEvent>(initialDemand: .max(1), onCompletion: { outcome.set() })
+        let probe = Probe<TransferEvent<Response>>(initialDemand: .max(1), onCompletion: { outcome.set() })
         let failed = Flag()
         // (cancelFirst: the subscription is cancelled before the bridge sees the failure, deterministically)
         let provider = Interrupting(base: server.makeProvider()) {

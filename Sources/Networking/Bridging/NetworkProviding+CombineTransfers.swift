@@ -29,10 +29,34 @@
         public func uploadPublisher(
             _ endpoint: some Endpoint,
             interceptor: (any RequestInterceptor)? = nil
-        ) -> AnyPublisher<TransferEvent, any Error> {
+        ) -> AnyPublisher<TransferEvent<Response>, any Error> {
             DemandPublisher { subscription in
                 try await subscription.sendTransfer { reporter in
                     try await self.upload(endpoint, interceptor: interceptor, progress: reporter)
+                }
+            }
+            .eraseToAnyPublisher()
+        }
+
+        /// A publisher that uploads `endpoint`'s body when subscribed and decodes the answer as `type` (see
+        /// ``upload(_:as:interceptor:progress:)``: the envelope and the endpoint's decoder apply): it emits
+        /// ``TransferEvent/progress(_:)`` values while the body is sent, then ``TransferEvent/completed(_:)``
+        /// with the decoded value, then finishes; otherwise it is ``uploadPublisher(_:interceptor:)``.
+        ///
+        /// ```swift
+        /// provider.uploadPublisher(PhotoAPI.post(form), as: Photo.self)
+        ///     .compactMap(\.outcome)
+        ///     .sink(receiveCompletion: { _ in }, receiveValue: { photo in self.show(photo) })
+        ///     .store(in: &cancellables)
+        /// ```
+        public func uploadPublisher<T: Decodable & Sendable>(
+            _ endpoint: some Endpoint,
+            as type: T.Type,
+            interceptor: (any RequestInterceptor)? = nil
+        ) -> AnyPublisher<TransferEvent<T>, any Error> {
+            DemandPublisher { subscription in
+                try await subscription.sendTransfer { reporter in
+                    try await self.upload(endpoint, as: type, interceptor: interceptor, progress: reporter)
                 }
             }
             .eraseToAnyPublisher()
@@ -46,7 +70,7 @@
             _ endpoint: some Endpoint,
             to destination: URL,
             interceptor: (any RequestInterceptor)? = nil
-        ) -> AnyPublisher<TransferEvent, any Error> {
+        ) -> AnyPublisher<TransferEvent<Response>, any Error> {
             DemandPublisher { subscription in
                 try await subscription.sendTransfer { reporter in
                     try await self.download(endpoint, to: destination, interceptor: interceptor, progress: reporter)
@@ -87,7 +111,7 @@
             resuming resumable: ResumableDownload?,
             interceptor: (any RequestInterceptor)? = nil,
             onCancel: (@Sendable (ResumableDownload) -> Void)? = nil
-        ) -> AnyPublisher<TransferEvent, any Error> {
+        ) -> AnyPublisher<TransferEvent<Response>, any Error> {
             DemandPublisher { subscription in
                 try await subscription.sendTransfer(onCancel: onCancel) { reporter in
                     try await self.download(endpoint, to: destination, resuming: resumable, interceptor: interceptor, progress: reporter)
@@ -108,7 +132,7 @@
             to destination: URL,
             interceptor: (any RequestInterceptor)? = nil,
             onCancel: (@Sendable (ResumableDownload) -> Void)? = nil
-        ) -> AnyPublisher<TransferEvent, any Error> {
+        ) -> AnyPublisher<TransferEvent<Response>, any Error> {
             DemandPublisher { subscription in
                 try await subscription.sendTransfer(onCancel: onCancel) { reporter in
                     try await self.download(resuming: resumable, to: destination, interceptor: interceptor, progress: reporter)

@@ -9,13 +9,14 @@
 #if (!NETWORKING_COMBINE_BRIDGE_PACKAGE && canImport(Combine)) || (NETWORKING_COMBINE_BRIDGE_PACKAGE && !canImport(Combine) && canImport(OpenCombine))
     import Foundation
 
-    /// What a transfer publisher emits: progress while the body moves, then the response once.
+    /// What a transfer publisher emits: progress while the body moves, then its outcome once — the
+    /// `Response` (`TransferEvent<Response>`), or for a decoded upload the value decoded from it.
     ///
-    /// ``NetworkProviding/uploadPublisher(_:interceptor:)`` and the download publishers emit any number of
-    /// `progress` values (a slow subscriber skips values, it never gets a backlog; the value it gets may be
-    /// one step behind the transfer, read while it had not asked yet), then one `completed`, then finish.
-    /// A `NetworkProviding` of your own that implements the transfer itself reports no progress: its
-    /// publisher emits `completed` only.
+    /// ``NetworkProviding/uploadPublisher(_:interceptor:)``, ``NetworkProviding/uploadPublisher(_:as:interceptor:)``
+    /// and the download publishers emit any number of `progress` values (a slow subscriber skips values, it
+    /// never gets a backlog; the value it gets may be one step behind the transfer, read while it had not
+    /// asked yet), then one `completed`, then finish. A `NetworkProviding` of your own that implements the
+    /// transfer itself reports no progress: its publisher emits `completed` only.
     ///
     /// ```swift
     /// provider.downloadPublisher(ReportAPI.latest, to: destination)
@@ -26,11 +27,12 @@
     ///         }
     ///     })
     /// ```
-    public enum TransferEvent: Sendable {
+    public enum TransferEvent<Outcome: Sendable>: Sendable {
         /// How far the transfer has come; see ``TransferProgress``.
         case progress(TransferProgress)
-        /// The transfer ended with this response (a download's body is in its file, and `data` is empty).
-        case completed(Response)
+        /// The transfer ended with this outcome: the response (a download's body is in its file, and `data`
+        /// is empty), or the value a decoded upload decoded.
+        case completed(Outcome)
 
         /// The progress this event carries, or `nil` for `completed`.
         public var progress: TransferProgress? {
@@ -38,14 +40,19 @@
             return nil
         }
 
-        /// The response this event carries, or `nil` for `progress`.
-        public var response: Response? {
-            if case .completed(let response) = self { return response }
+        /// The outcome this event carries, or `nil` for `progress`.
+        public var outcome: Outcome? {
+            if case .completed(let outcome) = self { return outcome }
             return nil
         }
     }
 
-    extension DemandSubscription where Output == TransferEvent {
+    extension TransferEvent where Outcome == Response {
+        /// The response this event carries, or `nil` for `progress`.
+        public var response: Response? { outcome }
+    }
+
+    extension DemandSubscription {
         /// Runs a transfer that reports progress through a reporter, handing out progress values as the
         /// subscriber asks for them, then its response. Cancelling the subscription cancels the transfer
         /// (a child of the body's task) at once.
@@ -55,12 +62,12 @@
         /// response waits for the next demand, and a failure is sent at once, without demand. When the
         /// subscription was cancelled first, the ``ResumableDownload`` of a ``DownloadInterrupted`` goes to
         /// `onCancel` instead: exactly one of them gets it.
-        func sendTransfer(
+        func sendTransfer<Outcome: Sendable>(
             onCancel: (@Sendable (ResumableDownload) -> Void)? = nil,
-            _ transfer: @escaping @Sendable (ProgressReporter) async throws -> Response
-        ) async throws {
+            _ transfer: @escaping @Sendable (ProgressReporter) async throws -> Outcome
+        ) async throws where Output == TransferEvent<Outcome> {
             let (updates, reporter) = TransferProgress.makeStream()   // keeps the newest value only
-            let outcome = await withTaskGroup(of: Result<Response, any Error>?.self) { group in
+            let outcome = await withTaskGroup(of: Result<Outcome, any Error>?.self) { group in
                 group.addTask {
                     do {
                         return .success(try await transfer(reporter))
@@ -69,10 +76,10 @@
                     }
                 }
                 group.addTask {
-                    await self.sendProgress(updates)
+                    await self.sendProgress(updates, until: Outcome.self)
                     return nil
                 }
-                var outcome: Result<Response, any Error>?
+                var outcome: Result<Outcome, any Error>?
                 while let finished = await group.next() {
                     guard let finished else { continue }   // the progress ended first
                     outcome = finished
@@ -81,9 +88,9 @@
                 return outcome
             }
             switch outcome {
-            case .success(let response):
+            case .success(let value):
                 try await reserve()
-                send(.completed(response))
+                send(.completed(value))
             case .failure(let error):
                 if !fail(error), let interrupted = error as? DownloadInterrupted {
                     onCancel?(interrupted.resumable)
@@ -95,7 +102,8 @@
 
         /// Sends the values of `updates` as the subscriber asks for them, until the stream ends or this task
         /// is cancelled (the transfer returned): then a value waiting for demand is dropped.
-        private func sendProgress(_ updates: AsyncStream<TransferProgress>) async {
+        private func sendProgress<Outcome: Sendable>(_ updates: AsyncStream<TransferProgress>, until _: Outcome.Type) async
+        where Output == TransferEvent<Outcome> {
             for await progress in updates {
                 do {
                     try await reserve()
