@@ -104,7 +104,7 @@ extension NetworkProvider {
                     }
                     var mode = TransferMode()
                     switch kind {
-                    case .http, .staleIfError, .cacheElseLoad, .revalidate, .preview, .cacheOnly:
+                    case .http, .staleIfError, .keepForOffline, .cacheElseLoad, .revalidate, .preview, .cacheOnly:
                         mode.cachePolicy = .revalidate   // ask the server, conditionally when the entry has a validator
                     case .reload, .disabled:
                         break   // the endpoint's own policy: a full load (stored as usual), or no cache at all
