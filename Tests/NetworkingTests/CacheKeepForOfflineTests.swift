@@ -142,6 +142,17 @@ struct CacheKeepForOfflineTests {
         await #expect(throws: NetworkError.self) { try await provider.response(CachedEndpoint()) }
     }
 
+    @Test("a HEAD is never answered from a kept GET copy the HTTP rules would not store (RFC 9111 §3, RFC 9110 §9.3.2)")
+    func headIsNotAnsweredByAKeptGET() async throws {
+        server.stub(.get, "/v1/profile", .json(Profile(name: "Kim"), headers: ["Cache-Control": "no-store, max-age=600", "ETag": "\"v1\""]))
+        server.stub(.head, "/v1/profile", .status(200, headers: ["Cache-Control": "no-store"]))
+        let provider = provider()
+        _ = try await provider.response(kept())
+        let head = try await provider.response(CachedEndpoint(method: .head))
+        #expect(head.report.cache == .miss)
+        #expect(server.requests.map(\.method) == ["GET", "HEAD"])
+    }
+
     @Test("only-if-cached is answered by the kept copy, as the server out of reach (RFC 9111 §5.2.1.7)")
     func onlyIfCached() async throws {
         server.stub(.get, "/v1/profile", .json(Profile(name: "Kim"), headers: Self.springHeaders))
