@@ -174,6 +174,19 @@ struct CacheKeepForOfflineTests {
         #expect(store.count == 0)
     }
 
+    @Test("keepForOffline(upTo: 0) keeps nothing: it is .http")
+    func zeroKeepsNothing() async throws {
+        server.stub(.get, "/v1/profile", .json(Profile(name: "Kim"), headers: ["Cache-Control": "max-age=60"]))
+        let provider = provider()
+        let zero = CachedEndpoint(cachePolicy: .keepForOffline(upTo: 0))
+        _ = try await provider.response(zero)
+        #expect(try await provider.response(zero).report.cache == .hit)
+        server.stub(.get, "/v1/profile", .json(Profile(name: "Kim"), headers: Self.springHeaders))
+        clock.advance(by: 61)
+        _ = try await provider.response(zero)
+        #expect(store.count == 0)
+    }
+
     @Test("an account's copy is in its partition, another account never gets it, and sign-out removes it")
     func accounts() async throws {
         server.stub(.get, "/v1/me") { request in .json(Profile(name: request.headers["Authorization"] ?? "anonymous"), headers: Self.springHeaders) }

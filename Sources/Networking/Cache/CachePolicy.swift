@@ -88,6 +88,8 @@ public struct CachePolicy: Sendable, Hashable, CustomStringConvertible {
     /// ``DiskResponseCache``, on disk with its file protection. Never use it for a response that holds a
     /// secret. See Docs/Caching.md.
     ///
+    /// `seconds` of 0 (or less) keeps nothing: the policy is then ``http``.
+    ///
     /// ```swift
     /// var cachePolicy: CachePolicy? { .keepForOffline(upTo: 7 * 86_400) }   // a week
     /// ```
@@ -95,9 +97,10 @@ public struct CachePolicy: Sendable, Hashable, CustomStringConvertible {
         CachePolicy(kind: .keepForOffline(seconds.isNaN ? 0 : max(seconds, 0)))
     }
 
-    /// The seconds ``keepForOffline(upTo:)`` keeps a copy, or `nil` for every other policy.
+    /// The seconds ``keepForOffline(upTo:)`` keeps a copy, or `nil` for every other policy and for a keep
+    /// of 0 seconds (which keeps nothing: the policy is then ``http``).
     var keepSeconds: TimeInterval? {
-        if case .keepForOffline(let seconds) = kind { return seconds }
+        if case .keepForOffline(let seconds) = kind, seconds > 0 { return seconds }
         return nil
     }
 

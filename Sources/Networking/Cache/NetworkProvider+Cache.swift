@@ -199,7 +199,8 @@ extension NetworkProvider {
     /// The stored entry that answers a call that failed with `error`: when the server could not answer (a
     /// transport failure, the deadline, a 5xx) and the entry is stale by no more than the call may use — a
     /// ``CachePolicy/staleIfError(upTo:)`` policy's seconds, or for a 500, 502, 503, 504 or no answer, a
-    /// `stale-if-error` of the response or the request (RFC 5861 §4), whichever is larger.
+    /// `stale-if-error` of the response or the request (RFC 5861 §4), whichever is larger. Under
+    /// ``CachePolicy/keepForOffline(upTo:)``, its kept copy first (``keptCopyResponse(use:now:)``).
     func staleIfErrorResponse(after error: any Error, lastStatus: Int?, use: CacheUse?) -> Response? {
         guard let use, Self.serverCouldNotAnswer(error, lastStatus: lastStatus) else { return nil }
         if let kept = keptCopyResponse(use: use, now: now()) { return kept }
