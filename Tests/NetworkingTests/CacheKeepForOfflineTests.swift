@@ -187,6 +187,27 @@ struct CacheKeepForOfflineTests {
         #expect(store.count == 0)
     }
 
+    @Test("cachedThenFresh offline: the kept copy once, marked stale, and no error; after a stored value it showed, nothing more")
+    func cachedThenFreshOffline() async throws {
+        server.stub(.get, "/v1/profile", .json(Profile(name: "Kim"), headers: Self.springHeaders))
+        let provider = provider()
+        _ = try await provider.response(kept())
+        server.stub(.get, "/v1/profile", .failure(URLError(.notConnectedToInternet)))
+        var updates: [CachedOrFresh<Profile>] = []
+        for try await update in provider.cachedThenFresh(kept(), as: Profile.self) { updates.append(update) }
+        #expect(updates.map(\.value) == [Profile(name: "Kim")])
+        #expect(updates.allSatisfy { $0.isFromCache && $0.isStale })
+        // an entry the HTTP rules allow is shown first (stale), and offline nothing follows it, and no error
+        server.stub(.get, "/v1/other", .json(Profile(name: "Lee"), headers: ["Cache-Control": "max-age=60", "ETag": "\"v1\""]))
+        _ = try await provider.response(kept("/other"))
+        clock.advance(by: 120)
+        server.stub(.get, "/v1/other", .failure(URLError(.notConnectedToInternet)))
+        var others: [CachedOrFresh<Profile>] = []
+        for try await update in provider.cachedThenFresh(kept("/other"), as: Profile.self) { others.append(update) }
+        #expect(others.map(\.value) == [Profile(name: "Lee")])
+        #expect(others.allSatisfy { $0.isFromCache && $0.isStale })
+    }
+
     @Test("an account's copy is in its partition, another account never gets it, and sign-out removes it")
     func accounts() async throws {
         server.stub(.get, "/v1/me") { request in .json(Profile(name: request.headers["Authorization"] ?? "anonymous"), headers: Self.springHeaders) }

@@ -110,7 +110,12 @@ extension NetworkProvider {
                         break   // the endpoint's own policy: a full load (stored as usual), or no cache at all
                     }
                     let response = try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: mode).response
-                    if !(yielded && response.report.cache == .revalidated) {
+                    if response.report.cache == .staleIfError {   // the server could not answer: the copy keepForOffline kept
+                        if !yielded {
+                            let value = try decodePayload(response, as: type, for: endpoint)
+                            continuation.yield(CachedOrFresh(value: value, isFromCache: true, isStale: true))
+                        }
+                    } else if !(yielded && response.report.cache == .revalidated) {
                         let value = try decodePayload(response, as: type, for: endpoint)
                         continuation.yield(CachedOrFresh(value: value, isFromCache: false, isStale: false))
                     }

@@ -78,7 +78,10 @@ extension NetworkProvider {
                 await cache.removeResponse(for: use.key)   // kept for offline, and past its keep time: never answers
             } else {
                 if HTTPCaching.answersOnline(entry) { use.entry = entry }   // not a copy only keepForOffline may use
-                if policy.keepSeconds != nil { use.keptCopy = entry }
+                // keepForOffline's, and cached-then-fresh's network part for a keepForOffline endpoint (not a background revalidation)
+                if policy.keepSeconds != nil || (policy.kind == .revalidate && use.keep != nil && !context.isBackgroundRevalidation) {
+                    use.keptCopy = entry
+                }
             }
         }
         if method == "HEAD" { use.storedGET = await storedGET(for: use) }

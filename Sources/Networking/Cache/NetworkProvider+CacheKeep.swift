@@ -11,10 +11,11 @@ extension NetworkProvider {
     /// deliberate deviation from RFC 9111 §4.2.4 and §5.2.2.2); `nil` under another policy, without a
     /// copy, or when the copy is older than the policy's seconds or past its own keep time
     /// (``HTTPCaching/keptCopyAnswers(_:keep:now:)``). The caller marks it ``CacheResult/staleIfError``.
+    /// Also for cached-then-fresh's network part (``CachePolicy/revalidate``) of a `keepForOffline`
+    /// endpoint, which then yields the copy, marked stale, when it showed nothing before.
     func keptCopyResponse(use: CacheUse, now: Date) -> Response? {
-        guard let keep = use.policy.keepSeconds, let kept = use.keptCopy, HTTPCaching.keptCopyAnswers(kept, keep: keep, now: now) else {
-            return nil
-        }
+        let keep = use.policy.keepSeconds ?? (use.policy.kind == .revalidate ? use.keep : nil)
+        guard let keep, let kept = use.keptCopy, HTTPCaching.keptCopyAnswers(kept, keep: keep, now: now) else { return nil }
         return cachedResponse(kept, for: use.built, age: HTTPCaching.currentAge(of: kept, now: now))
     }
 }
