@@ -58,7 +58,9 @@ extension NetworkProvider {
     /// unless the server answered `304 Not Modified` to a value already yielded. Then it finishes.
     ///
     /// The pattern of a list that shows what it had and then updates. An error of the network part
-    /// ends the sequence after the stored value (show the value and the error, e.g. as a banner).
+    /// ends the sequence after the stored value (show the value and the error, e.g. as a banner); under
+    /// ``CachePolicy/keepForOffline(upTo:)``, when the server cannot answer, the kept copy is yielded
+    /// instead (marked stale) if nothing was yielded yet, and the sequence ends without an error.
     /// Stopping the loop, or cancelling its task, cancels the request. Without a cache, or with nothing
     /// stored, it yields the network's value only. The stored value is read without interceptors and
     /// without monitor events; the network part is a call like any other (adapt, auth, retries, deadline).
