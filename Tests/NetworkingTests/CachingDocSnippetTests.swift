@@ -15,6 +15,19 @@ struct Feed: Endpoint {
     var cachePolicy: CachePolicy? { .staleIfError(upTo: 86_400) }   // offline: up to a day old
 }
 
+struct Orders: Endpoint {
+    var baseURL: URL { URL(string: "https://api.example.com/v1/")! }
+    var path: String { "/orders" }
+    var cachePolicy: CachePolicy? { .keepForOffline(upTo: 7 * 86_400) }   // what it last showed, up to a week old
+}
+
+/// The page's keep-for-offline snippet.
+func ordersAreOffline(provider: NetworkProvider) async throws -> Bool {
+let orders = try await provider.response(Orders())
+let isOffline = orders.report.cache == .staleIfError   // the kept copy: the server could not answer
+    return isOffline
+}
+
 struct ProfilePhoto: Endpoint {
     var baseURL: URL { URL(string: "https://api.example.com/v1/")! }
     var path: String { "/photo" }
@@ -145,5 +158,21 @@ let fresh = try await provider.response(UserAPI.user(id: 1))   // .hit: the 304 
         #expect(model.user == User(id: 1, name: "Kim Lee") && !model.isOutdated && model.message.isEmpty)
         #expect(feed.report.cache == .staleIfError)
         try await describeCache(of: provider)
+    }
+
+    @Test func theKeepForOfflineSnippetShowsTheKeptOrdersOffline() async throws {
+        // GIVEN orders sent with Spring Security's default headers
+        let server = MockServer()
+        let clock = ManualClock()
+        server.stub(.get, "/v1/orders", .json([User(id: 1, name: "Kim")], headers: ["Cache-Control": "no-cache, no-store, max-age=0, must-revalidate"]))
+        let provider = server.makeProvider(cache: MemoryResponseCache(), now: clock.now)
+        #expect(try await !ordersAreOffline(provider: provider))
+        // WHEN the device is offline six days later, THEN the kept copy answers, marked stale
+        clock.advance(by: 6 * 86_400)
+        server.stub(.get, "/v1/orders", .failure(URLError(.notConnectedToInternet)))
+        #expect(try await ordersAreOffline(provider: provider))
+        // AND a day later it is gone
+        clock.advance(by: 86_400)
+        await #expect(throws: NetworkError.self) { try await ordersAreOffline(provider: provider) }
     }
 }

@@ -18,6 +18,9 @@ public struct CachePolicy: Sendable, Hashable, CustomStringConvertible {
     enum Kind: Hashable {
         case http, reload, cacheElseLoad, cacheOnly, disabled
         case staleIfError(TimeInterval)
+        /// ``CachePolicy/keepForOffline(upTo:)``: the HTTP rules online, and a copy of every successful answer
+        /// kept this many seconds for when the server cannot answer.
+        case keepForOffline(TimeInterval)
         /// Internal: always ask the server, conditionally when an entry has a validator (cached-then-fresh).
         case revalidate
         /// Internal: any stored entry, however stale, and never a request: the value cached-then-fresh
@@ -61,12 +64,52 @@ public struct CachePolicy: Sendable, Hashable, CustomStringConvertible {
         CachePolicy(kind: .staleIfError(seconds.isNaN ? 0 : max(seconds, 0)))
     }
 
+    /// The HTTP rules online, and a copy of every successful (2xx) answer kept on the store for `seconds`
+    /// **whatever its caching headers say**, answered when the server cannot answer, to show something
+    /// offline.
+    ///
+    /// Online it is ``http``: a fresh entry answers, a stale one is revalidated with its validators, and
+    /// every successful answer (a `304` included) refreshes the kept copy, which is kept for `seconds` from
+    /// that moment, not for the server's freshness. The copy is stored even when the response says
+    /// `no-store`, `no-cache`, `private` or `must-revalidate`, or has no validator and no freshness — but
+    /// such a copy answers nothing online: the call loads as if nothing were stored, and a call of the same
+    /// URL under another policy never sees it.
+    ///
+    /// When the server cannot answer — a transport failure (offline), the deadline, or a 5xx after every
+    /// retry — the kept copy answers instead while it is younger than `seconds`, marked
+    /// ``CacheResult/staleIfError`` (`isStale`), even when its response said `no-store`, `no-cache` or
+    /// `must-revalidate`: a deliberate deviation from RFC 9111 §4.2.4 and §5.2.2.2, the app's explicit
+    /// choice. An older copy never answers and is removed.
+    ///
+    /// Never kept: an answer to a request that says `Cache-Control: no-store` (the app's own choice wins), a
+    /// response whose `Vary` lists `*` (or `Cookie` while the session adds cookies: it could be another
+    /// user's page), a redirected answer, and an authenticated call without an account. An authenticated
+    /// call's copy is in its account's partition, removed on sign-out. The copy is on the store: with a
+    /// ``DiskResponseCache``, on disk with its file protection. Never use it for a response that holds a
+    /// secret. See Docs/Caching.md.
+    ///
+    /// `seconds` of 0 (or less) keeps nothing: the policy is then ``http``.
+    ///
+    /// ```swift
+    /// var cachePolicy: CachePolicy? { .keepForOffline(upTo: 7 * 86_400) }   // a week
+    /// ```
+    public static func keepForOffline(upTo seconds: TimeInterval) -> CachePolicy {
+        CachePolicy(kind: .keepForOffline(seconds.isNaN ? 0 : max(seconds, 0)))
+    }
+
+    /// The seconds ``keepForOffline(upTo:)`` keeps a copy, or `nil` for every other policy and for a keep
+    /// of 0 seconds (which keeps nothing: the policy is then ``http``).
+    var keepSeconds: TimeInterval? {
+        if case .keepForOffline(let seconds) = kind, seconds > 0 { return seconds }
+        return nil
+    }
+
     /// Internal: what a cached-then-fresh call's network part uses.
     static let revalidate = CachePolicy(kind: .revalidate)
     /// Internal: what a cached-then-fresh call's stored value uses.
     static let preview = CachePolicy(kind: .preview)
 
-    /// The policy's name, e.g. `http` or `staleIfError(upTo: 86400.0)`.
+    /// The policy's name, e.g. `http`, `staleIfError(upTo: 86400.0)` or `keepForOffline(upTo: 604800.0)`.
     public var description: String {
         switch kind {
         case .http: return "http"
@@ -75,6 +118,7 @@ public struct CachePolicy: Sendable, Hashable, CustomStringConvertible {
         case .cacheOnly: return "cacheOnly"
         case .disabled: return "disabled"
         case .staleIfError(let seconds): return "staleIfError(upTo: \(seconds))"
+        case .keepForOffline(let seconds): return "keepForOffline(upTo: \(seconds))"
         case .revalidate: return "revalidate"
         case .preview: return "preview"
         }
@@ -102,8 +146,9 @@ public struct CacheResult: Sendable, Hashable, CustomStringConvertible {
     public static let revalidated = CacheResult(name: "revalidated")
     /// The server's full answer (stored when the HTTP rules allow).
     public static let miss = CacheResult(name: "miss")
-    /// The server could not answer; a stale entry answered instead (``CachePolicy/staleIfError(upTo:)``, or
-    /// a `stale-if-error` directive of the response or the request, RFC 5861 §4).
+    /// The server could not answer; a stale entry answered instead (``CachePolicy/staleIfError(upTo:)``, a
+    /// `stale-if-error` directive of the response or the request, RFC 5861 §4, or the copy
+    /// ``CachePolicy/keepForOffline(upTo:)`` kept).
     public static let staleIfError = CacheResult(name: "stale-if-error")
     /// Answered at once from a stale entry whose response allows it for a while (`Cache-Control:
     /// stale-while-revalidate=N`, RFC 5861 §3), while the provider revalidates the entry in the background.

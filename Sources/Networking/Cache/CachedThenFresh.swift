@@ -58,7 +58,9 @@ extension NetworkProvider {
     /// unless the server answered `304 Not Modified` to a value already yielded. Then it finishes.
     ///
     /// The pattern of a list that shows what it had and then updates. An error of the network part
-    /// ends the sequence after the stored value (show the value and the error, e.g. as a banner).
+    /// ends the sequence after the stored value (show the value and the error, e.g. as a banner); under
+    /// ``CachePolicy/keepForOffline(upTo:)``, when the server cannot answer, the kept copy is yielded
+    /// instead (marked stale) if nothing was yielded yet, and the sequence ends without an error.
     /// Stopping the loop, or cancelling its task, cancels the request. Without a cache, or with nothing
     /// stored, it yields the network's value only. The stored value is read without interceptors and
     /// without monitor events; the network part is a call like any other (adapt, auth, retries, deadline).
@@ -104,13 +106,18 @@ extension NetworkProvider {
                     }
                     var mode = TransferMode()
                     switch kind {
-                    case .http, .staleIfError, .cacheElseLoad, .revalidate, .preview, .cacheOnly:
+                    case .http, .staleIfError, .keepForOffline, .cacheElseLoad, .revalidate, .preview, .cacheOnly:
                         mode.cachePolicy = .revalidate   // ask the server, conditionally when the entry has a validator
                     case .reload, .disabled:
                         break   // the endpoint's own policy: a full load (stored as usual), or no cache at all
                     }
                     let response = try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: mode).response
-                    if !(yielded && response.report.cache == .revalidated) {
+                    if response.report.cache == .staleIfError {   // the server could not answer: the copy keepForOffline kept
+                        if !yielded {
+                            let value = try decodePayload(response, as: type, for: endpoint)
+                            continuation.yield(CachedOrFresh(value: value, isFromCache: true, isStale: true))
+                        }
+                    } else if !(yielded && response.report.cache == .revalidated) {
                         let value = try decodePayload(response, as: type, for: endpoint)
                         continuation.yield(CachedOrFresh(value: value, isFromCache: false, isStale: false))
                     }

@@ -8,7 +8,7 @@ import Foundation
 /// | offset | size | field |
 /// | --- | --- | --- |
 /// | 0 | 4 | magic `NWRC` |
-/// | 4 | 1 | format version, `1` |
+/// | 4 | 1 | format version: `1`, or `2` for an entry ``CachePolicy/keepForOffline(upTo:)`` kept |
 /// | 5 | 3 | zero |
 /// | 8 | 4 | metadata length `M` |
 /// | 12 | 8 | body length `B` |
@@ -21,7 +21,14 @@ import Foundation
 /// status code (Int64), the request and response dates (the bits of their `timeIntervalSinceReferenceDate`),
 /// the headers (a UInt32 count, then name and value strings) and the variant headers (a UInt32 count,
 /// then a name string and an optional value string). A string is a UInt32 byte count and its UTF-8
-/// bytes; an optional one is a byte 0 (none) or 1 followed by the string.
+/// bytes; an optional one is a byte 0 (none) or 1 followed by the string. Version 2 adds one field at the
+/// end: the keep-until date (the bits of its `timeIntervalSinceReferenceDate`,
+/// ``CachedResponse/keptUntil``).
+///
+/// An entry without a keep-until date is written as version 1, byte for byte as before, so a reader of
+/// earlier versions reads it; a kept entry is written as version 2, which such a reader takes for another
+/// format: a miss, and the file removed (it never answers as an ordinary entry, which it may not be: a
+/// kept response may say `no-store`). This reader reads both.
 ///
 /// Anything else (another magic or version, a length that does not add up to the file's size, a
 /// checksum that does not match, a count larger than the bytes left) reads as no entry: decoding checks
@@ -37,7 +44,10 @@ enum DiskCacheEntryFormat {
     /// The largest metadata accepted: far more than any real URL and headers.
     private static let maximumMetadataSize = 16 * 1_024 * 1_024
     private static let magic: [UInt8] = Array("NWRC".utf8)
+    /// The version of an entry without a keep-until date.
     private static let version: UInt8 = 1
+    /// The version of a kept entry: ``version``'s metadata and the keep-until date.
+    private static let keptVersion: UInt8 = 2
 
     /// The file bytes of `response` stored under `key`, or `nil` when its metadata is larger than
     /// ``maximumMetadataSize``.
@@ -61,11 +71,12 @@ enum DiskCacheEntryFormat {
             metadata.string(name)
             metadata.optionalString(value)
         }
+        if let keptUntil = response.keptUntil { metadata.integer(keptUntil.timeIntervalSinceReferenceDate.bitPattern, bytes: 8) }
         guard metadata.bytes.count <= maximumMetadataSize else { return nil }
 
         var header = Writer()
         header.bytes.append(contentsOf: magic)
-        header.bytes.append(contentsOf: [version, 0, 0, 0])
+        header.bytes.append(contentsOf: [response.keptUntil == nil ? version : keptVersion, 0, 0, 0])
         header.integer(UInt64(metadata.bytes.count), bytes: 4)
         header.integer(UInt64(response.body.count), bytes: 8)
         var checksum = FNV1a64()
@@ -95,7 +106,8 @@ enum DiskCacheEntryFormat {
         }
         let headerBytes = [UInt8](header)
         var reader = Reader(headerBytes)
-        guard reader.take(4).elementsEqual(magic), reader.take(4).elementsEqual([version, 0, 0, 0]),
+        guard reader.take(4).elementsEqual(magic), let fileVersion = reader.take(1).first, fileVersion == version || fileVersion == keptVersion,
+            reader.take(3).elementsEqual([0, 0, 0]),
             let metadataCount = reader.integer(bytes: 4).flatMap(Int.init(exactly:)),
             let bodyCount = reader.integer(bytes: 8).flatMap(Int.init(exactly:)), let checksum = reader.integer(bytes: 8),
             metadataCount <= min(maximumMetadataSize, size - headerSize), bodyCount == size - headerSize - metadataCount,
@@ -106,12 +118,16 @@ enum DiskCacheEntryFormat {
         computed.combine(headerBytes[0..<20])
         computed.combine(metadata)
         computed.combine(body)
-        guard computed.value == checksum, let entry = decodeMetadata([UInt8](metadata), body: body) else { return nil }
+        guard computed.value == checksum, let entry = decodeMetadata([UInt8](metadata), body: body, kept: fileVersion == keptVersion) else {
+            return nil
+        }
         _ = futimens(descriptor, [accessDate, accessDate])   // best effort, as on writing
         return entry
     }
 
-    private static func decodeMetadata(_ bytes: [UInt8], body: Data) -> Entry? {
+    /// The entry of `bytes`, the metadata, and `body`; `kept`: the metadata ends with a keep-until date
+    /// (version 2).
+    private static func decodeMetadata(_ bytes: [UInt8], body: Data, kept: Bool) -> Entry? {
         var reader = Reader(bytes)
         guard let partition = reader.optionalString(), let method = reader.string(), let keyURL = reader.string(),
             let relative = reader.string(), let base = reader.optionalString(),
@@ -131,11 +147,17 @@ enum DiskCacheEntryFormat {
             guard let name = reader.string(), let value = reader.optionalString() else { return nil }
             variantHeaders[name] = .some(value)
         }
+        var keptUntil: Date?
+        if kept {
+            guard let bits = reader.integer(bytes: 8) else { return nil }
+            keptUntil = Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits))
+        }
         guard reader.isAtEnd, UInt64(headers.count) == headerCount, UInt64(variantHeaders.count) == variantCount else { return nil }
-        let response = CachedResponse(
+        var response = CachedResponse(
             url: url, statusCode: Int(truncatingIfNeeded: Int64(bitPattern: status)), headers: headers, body: body,
             requestDate: Date(timeIntervalSinceReferenceDate: Double(bitPattern: requested)),
             responseDate: Date(timeIntervalSinceReferenceDate: Double(bitPattern: responded)), variantHeaders: variantHeaders)
+        response.keptUntil = keptUntil
         return Entry(key: CacheKey(partition: partition, method: method, url: keyURL), response: response)
     }
 

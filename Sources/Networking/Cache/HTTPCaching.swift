@@ -21,10 +21,12 @@ enum HTTPCaching {
     // MARK: Storing
 
     /// The entry to store for `response` to `request` (the request as the endpoint built it), or `nil`
-    /// when the rules forbid storing it or nothing could ever be reused from it.
+    /// when the rules forbid storing it or nothing could ever be reused from it. `keep`: the seconds of
+    /// ``CachePolicy/keepForOffline(upTo:)``, which stores a 2xx response (not a 206) whatever its own
+    /// caching headers say, marked kept until `responseDate` plus `keep` (``CachedResponse/keptUntil``).
     static func entry(
         for response: HTTPURLResponse, body: Data, request: URLRequest, requestDate: Date, responseDate: Date,
-        sessionAddsCookies: @autoclosure () -> Bool = true
+        sessionAddsCookies: @autoclosure () -> Bool = true, keep: TimeInterval? = nil
     ) -> CachedResponse? {
         let method = request.httpMethod ?? "GET"
         guard method == "GET" || method == "HEAD", let url = response.url ?? request.url else { return nil }
@@ -32,28 +34,37 @@ enum HTTPCaching {
         // Every decision from the headers as received (a Connection cannot hide an end-to-end field).
         var received: [String: String] = [:]
         for (name, value) in response.allHeaderFields { received["\(name)"] = "\(value)" }
-        let control = CacheControl(header: HeaderFields.value(of: "Cache-Control", in: received))
-        guard !requestControl.noStore, !control.noStore, response.statusCode != 206, response.statusCode != 304 else { return nil }
+        guard !requestControl.noStore, response.statusCode != 206, response.statusCode != 304 else { return nil }
         let varyNames = self.varyNames(in: received)
         guard mayVary(on: varyNames, sessionAddsCookies: sessionAddsCookies) else { return nil }   // could never match, or not safely
-        let explicit = control.maxAge != nil || HeaderFields.value(of: "Expires", in: received) != nil
-        let validated = HeaderFields.value(of: "ETag", in: received) != nil || lastModified(in: received, relativeTo: responseDate) != nil
-        if explicit {
-            guard (200..<600).contains(response.statusCode) else { return nil }
-        } else {
-            guard heuristicallyCacheable.contains(response.statusCode), validated else { return nil }   // nothing could be reused
-        }
+        let kept = keep.map { _ in (200..<300).contains(response.statusCode) } ?? false
+        guard kept || allowsStoring(status: response.statusCode, headers: received, responseDate: responseDate) else { return nil }
         guard let storedURL = URL(string: keyURL(url)) else { return nil }   // never the URL with its secrets
-        return CachedResponse(
+        var entry = CachedResponse(
             url: storedURL, statusCode: response.statusCode, headers: storedHeaders(of: response), body: body, requestDate: requestDate,
             responseDate: responseDate, variantHeaders: variantHeaders(varyNames, of: request))
+        if let keep { entry.keptUntil = responseDate.addingTimeInterval(keep) }
+        return entry
+    }
+
+    /// Whether the HTTP rules let a response with `status` and `headers` be stored, the request aside: no
+    /// `no-store` (RFC 9111 §3, §5.2.2.5), and an explicit freshness (`max-age`, `Expires`), or a
+    /// heuristically cacheable status with a validator (without either, nothing could ever be reused).
+    static func allowsStoring(status: Int, headers: [String: String], responseDate: Date) -> Bool {
+        let control = CacheControl(header: HeaderFields.value(of: "Cache-Control", in: headers))
+        guard !control.noStore else { return false }
+        let explicit = control.maxAge != nil || HeaderFields.value(of: "Expires", in: headers) != nil
+        if explicit { return (200..<600).contains(status) }
+        let validated = HeaderFields.value(of: "ETag", in: headers) != nil || lastModified(in: headers, relativeTo: responseDate) != nil
+        return heuristicallyCacheable.contains(status) && validated
     }
 
     /// Whether `updated`, `entry` updated by a 304, may still be stored: not when the 304 said
     /// `no-store`, nor when the request did, nor when its `Vary` names other fields than the stored one
     /// (RFC 9111 §4.1: the values kept for selecting are those of the fields the stored `Vary` named).
-    static func mayStore(_ updated: CachedResponse, replacing entry: CachedResponse, for request: URLRequest) -> Bool {
-        !CacheControl(header: HeaderFields.value(of: "Cache-Control", in: updated.headers)).noStore
+    /// `keeps`: under ``CachePolicy/keepForOffline(upTo:)``, the 304's `no-store` does not count.
+    static func mayStore(_ updated: CachedResponse, replacing entry: CachedResponse, for request: URLRequest, keeps: Bool = false) -> Bool {
+        (keeps || !CacheControl(header: HeaderFields.value(of: "Cache-Control", in: updated.headers)).noStore)
             && !CacheControl(header: request.value(forHTTPHeaderField: "Cache-Control")).noStore
             && Set(varyNames(in: updated.headers)) == Set(varyNames(in: entry.headers))
     }

@@ -22,6 +22,14 @@ struct CacheUse: @unchecked Sendable {
     let requestDate: Date
     /// For a `HEAD`: the stored `GET` response of its variant when the call began (RFC 9111 §4.3.5).
     var storedGET: CachedResponse?
+    /// The seconds of the endpoint's ``CachePolicy/keepForOffline(upTo:)``: every successful answer is
+    /// stored, kept that long. Also when the call's policy is an internal one (cached-then-fresh's network
+    /// part, a background revalidation): their answers refresh the kept copy too.
+    var keep: TimeInterval?
+    /// Under ``CachePolicy/keepForOffline(upTo:)``: the stored entry of the request's variant, which answers
+    /// when the server cannot (``NetworkProvider/keptCopyResponse(use:now:)``), even one the HTTP rules may
+    /// not use (then ``entry`` is `nil`).
+    var keptCopy: CachedResponse?
 }
 
 /// The answer of the cache before sending: a response, or the request to send and how the cache
@@ -60,18 +68,28 @@ extension NetworkProvider {
         let requestDate = now()
         var use = CacheUse(
             cache: cache, key: CacheKey(partition: partition, method: method, url: HTTPCaching.keyURL(url)), policy: policy, built: built,
-            stamp: stamp, requestDate: requestDate)
+            stamp: stamp, requestDate: requestDate, keep: (endpoint.cachePolicy ?? cachePolicy).keepSeconds)
         try context.checkRevalidatedKey(use.key)   // a background revalidation: still the account whose entry answered
         if policy.kind != .reload, let entry = await cache.cachedResponse(for: use.key),
             HTTPCaching.variantMatches(entry, built, sessionAddsCookies: sessionAddsCookies),
             await storedEntryFitsEnvelope(entry, method: method, for: endpoint, key: use.key, cache: cache)
         {
-            use.entry = entry
+            if HTTPCaching.keepHasExpired(entry, now: requestDate) {
+                await cache.removeResponse(for: use.key)   // kept for offline, and past its keep time: never answers
+            } else {
+                if HTTPCaching.answersOnline(entry) { use.entry = entry }   // not a copy only keepForOffline may use
+                // keepForOffline's, and cached-then-fresh's network part for a keepForOffline endpoint (not a background revalidation)
+                if policy.keepSeconds != nil || (policy.kind == .revalidate && use.keep != nil && !context.isBackgroundRevalidation) {
+                    use.keptCopy = entry
+                }
+            }
         }
         if method == "HEAD" { use.storedGET = await storedGET(for: use) }
         if use.entry == nil, let answer = storedGETAnswer(to: built, use: use, sendsNothing: sendsNothing) { return answer }
         guard let entry = use.entry else {
             try context.checkRevalidatedKey(nil)   // a background revalidation's entry is gone: nothing to revalidate
+            // only-if-cached: the server is out of reach by the request's own choice (as below).
+            if sendsNothing, let response = keptCopyResponse(use: use, now: requestDate) { return .answer(response, .staleIfError, use.key) }
             if sendsNothing { throw NetworkError.notCached }
             return .send(built, use)
         }
@@ -86,7 +104,7 @@ extension NetworkProvider {
             }
         case .preview:
             if let response = cachedResponse(entry, for: built, age: age) { return .answer(response, fresh ? .hit : .staleHit, use.key) }
-        case .http, .staleIfError:
+        case .http, .staleIfError, .keepForOffline:
             if fresh, let response = cachedResponse(entry, for: built, age: age) { return .answer(response, .hit, use.key) }
             // stale-while-revalidate: answered at once; the caller starts the background revalidation (RFC 5861 §3).
             if !sendsNothing, HTTPCaching.mayServeWhileRevalidating(entry, for: built, now: requestDate),
@@ -96,7 +114,10 @@ extension NetworkProvider {
             }
             // only-if-cached: the server is out of reach by the request's own choice, as when it cannot answer
             // (RFC 9111 §5.2.1.7's 504: an error in RFC 5861 §4's sense).
-            if sendsNothing, let response = staleIfErrorResponse(use: use, entry: entry, now: requestDate, serverError: true) {
+            if sendsNothing,
+                let response = keptCopyResponse(use: use, now: requestDate)
+                    ?? staleIfErrorResponse(use: use, entry: entry, now: requestDate, serverError: true)
+            {
                 return .answer(response, .staleIfError, use.key)
             }
         case .revalidate, .reload, .disabled:
@@ -133,8 +154,8 @@ extension NetworkProvider {
             guard let current = await use.cache.cachedResponse(for: use.key), current.responseDate == entry.responseDate,
                 HeaderFields.value(of: "ETag", in: current.headers) == HeaderFields.value(of: "ETag", in: entry.headers)
             else { return result }
-            if HTTPCaching.mayStore(updated, replacing: entry, for: use.built) {
-                await store(updated, use: use)
+            if HTTPCaching.mayStore(updated, replacing: entry, for: use.built, keeps: use.keep != nil) {
+                await store(use.keep.map { HTTPCaching.kept(updated, for: $0) } ?? updated, use: use)
             } else {
                 await use.cache.removeResponse(for: use.key)   // the 304 said no-store, or named another Vary
             }
@@ -146,10 +167,10 @@ extension NetworkProvider {
         if !redirected, use.key.partition != nil || !Self.carriesCredentials(response.request),
             let entry = HTTPCaching.entry(
                 for: response.httpResponse, body: response.data, request: use.built, requestDate: use.requestDate, responseDate: now(),
-                sessionAddsCookies: sessionAddsCookies)
+                sessionAddsCookies: sessionAddsCookies, keep: use.keep)
         {
             await store(entry, use: use)
-        } else if use.entry != nil {
+        } else if use.entry != nil || use.keptCopy != nil {
             await use.cache.removeResponse(for: use.key)
         }
         await freshenStoredGET(after: response, use: use, redirected: redirected)   // RFC 9111 §4.3.5
@@ -181,10 +202,12 @@ extension NetworkProvider {
     /// The stored entry that answers a call that failed with `error`: when the server could not answer (a
     /// transport failure, the deadline, a 5xx) and the entry is stale by no more than the call may use — a
     /// ``CachePolicy/staleIfError(upTo:)`` policy's seconds, or for a 500, 502, 503, 504 or no answer, a
-    /// `stale-if-error` of the response or the request (RFC 5861 §4), whichever is larger. With the key of the
-    /// entry that answers: the call's own, or for a `HEAD` without one, the stored `GET`'s (RFC 9110 §9.3.2).
+    /// `stale-if-error` of the response or the request (RFC 5861 §4), whichever is larger. Under
+    /// ``CachePolicy/keepForOffline(upTo:)``, its kept copy first (``keptCopyResponse(use:now:)``). With the key
+    /// of the entry that answers: the call's own, or for a `HEAD` without one, the stored `GET`'s (RFC 9110 §9.3.2).
     func staleIfErrorResponse(after error: any Error, lastStatus: Int?, use: CacheUse?) -> (response: Response, key: CacheKey)? {
         guard let use, Self.serverCouldNotAnswer(error, lastStatus: lastStatus) else { return nil }
+        if let kept = keptCopyResponse(use: use, now: now()) { return (kept, use.key) }
         let (entry, key) = use.entry.map { ($0, use.key) } ?? (use.storedGETWithoutBody, use.storedGETKey)
         guard let entry,
             let response = staleIfErrorResponse(use: use, entry: entry, now: now(), serverError: HTTPCaching.isStaleIfErrorFailure(status: lastStatus))
@@ -200,7 +223,7 @@ extension NetworkProvider {
         let policyAllowance: TimeInterval?
         switch use.policy.kind {
         case .staleIfError(let seconds): policyAllowance = seconds
-        case .http: policyAllowance = nil
+        case .http, .keepForOffline: policyAllowance = nil   // keepForOffline's own copy: keptCopyResponse
         case .reload, .cacheElseLoad, .cacheOnly, .disabled, .revalidate, .preview: return nil
         }
         guard

@@ -48,7 +48,8 @@ extension NetworkProvider {
     /// The stored `GET` response of the variant (`Vary`) `use.built`, a `HEAD`, selects in its partition.
     func storedGET(for use: CacheUse) async -> CachedResponse? {
         guard let entry = await use.cache.cachedResponse(for: use.storedGETKey),
-            HTTPCaching.variantMatches(entry, use.built, sessionAddsCookies: sessionAddsCookies)
+            HTTPCaching.variantMatches(entry, use.built, sessionAddsCookies: sessionAddsCookies),
+            HTTPCaching.answersOnline(entry), !HTTPCaching.keepHasExpired(entry, now: use.requestDate)   // not a copy only keepForOffline may use
         else { return nil }
         return entry
     }
@@ -65,7 +66,7 @@ extension NetworkProvider {
         let (fresh, age) = HTTPCaching.freshness(of: entry, for: head, now: use.requestDate)
         let answers: Bool
         switch use.policy.kind {
-        case .http, .staleIfError:
+        case .http, .staleIfError, .keepForOffline:
             answers = fresh
             if !fresh, sendsNothing, let response = staleIfErrorResponse(use: use, entry: entry, now: use.requestDate, serverError: true) {
                 return .answer(response, .staleIfError, key)

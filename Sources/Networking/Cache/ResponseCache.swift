@@ -82,6 +82,11 @@ public struct CachedResponse: Sendable, Codable, Equatable {
     /// `nil` when it sent none; a value a ``Redactor`` would hide is kept as its digest. A later request
     /// is answered from this entry only when it sends the same values.
     public var variantHeaders: [String: String?]
+    /// Until when ``CachePolicy/keepForOffline(upTo:)`` keeps this entry for when the server cannot answer,
+    /// or `nil` for an entry stored by the HTTP rules alone. Past it the entry never answers and is removed.
+    /// A kept entry whose response the HTTP rules would not have stored (`no-store`, no validator and no
+    /// freshness) answers only a `keepForOffline` call whose server cannot answer.
+    public var keptUntil: Date?
 
     /// Creates a stored response.
     public init(
