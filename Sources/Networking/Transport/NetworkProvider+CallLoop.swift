@@ -22,6 +22,7 @@ extension NetworkProvider {
         var hops: [RedirectHop] = []
         var spooled: URL?
         var cacheUse: CacheUse?
+        var waited: TimeInterval = 0   // for the network (see Connectivity)
         defer { if let spooled { try? FileManager.default.removeItem(at: spooled) } }   // our temporary copy; nothing to report
         do {
             let deadline = try Deadline(seconds: endpoint.deadline ?? self.deadline)
@@ -63,7 +64,7 @@ extension NetworkProvider {
             do {
                 (response, delivered) = try await run(
                     request, for: endpoint, context: context, chain: chain, deadline: deadline, mode: mode, cacheUse: cacheUse,
-                    sent: &sent, statuses: &statuses, hops: &hops)
+                    sent: &sent, statuses: &statuses, hops: &hops, waited: &waited)
             } catch  where cacheUse?.revalidates == true && statuses.last == .some(304) {
                 // A 304 about another representation than the stored one: ask again, without conditions.
                 if let use = cacheUse { await use.cache.removeResponse(for: use.key) }
@@ -71,7 +72,7 @@ extension NetworkProvider {
                 cacheUse?.revalidates = false
                 (response, delivered) = try await run(
                     built, for: endpoint, context: context, chain: chain, deadline: deadline, mode: mode, cacheUse: cacheUse,
-                    sent: &sent, statuses: &statuses, hops: &hops)
+                    sent: &sent, statuses: &statuses, hops: &hops, waited: &waited)
             }
             var cacheResult: CacheResult?
             if let use = cacheUse {
@@ -84,7 +85,7 @@ extension NetworkProvider {
                 await invalidateCache(after: response, built: built, chain: chain, context: context)
             }
             let duration = started.secondsElapsed
-            response.storedReport = CallReport(statusCodes: statuses, duration: duration, redirects: hops, cache: cacheResult)
+            response.storedReport = CallReport(statusCodes: statuses, duration: duration, redirects: hops, cache: cacheResult, connectivityWait: waited)
             if !events.isEmpty {
                 let (last, count, finished) = (shown(sent ?? built), statuses.count, response)
                 events.send { $0.requestDidFinish(last, result: .success(finished), attempts: count, duration: duration, context: context) }
@@ -92,10 +93,11 @@ extension NetworkProvider {
             if mode.streams, !events.isEmpty { Self.reportStreamEnd(of: delivered, response: response, to: events, context: context) }
             return (response, delivered)
         } catch {
-            if let use = cacheUse, let stale = staleIfErrorResponse(after: error, lastStatus: statuses.last ?? nil, use: use),
+            if let use = cacheUse, let stale = staleIfErrorResponse(after: Self.servedStaleAfter(error), lastStatus: statuses.last ?? nil, use: use),
                 endpoint.acceptableStatusCodes.contains(stale.statusCode)
             {
-                let report = CallReport(statusCodes: statuses, duration: started.secondsElapsed, redirects: hops, cache: .staleIfError)
+                let report = CallReport(
+                    statusCodes: statuses, duration: started.secondsElapsed, redirects: hops, cache: .staleIfError, connectivityWait: waited)
                 return (answered(stale, report: report, key: use.key, request: sent ?? use.built, context: context), nil)
             }
             if !events.isEmpty, let sent {
@@ -117,11 +119,18 @@ extension NetworkProvider {
         cacheUse: CacheUse?,
         sent: inout URLRequest?,
         statuses: inout [Int?],
-        hops: inout [RedirectHop]
+        hops: inout [RedirectHop],
+        waited: inout TimeInterval
     ) async throws -> (response: Response, delivered: DeliveredBody?) {
+        let offlineBehavior = endpoint.offlineBehavior ?? self.offlineBehavior
         while true {
             if Task.isCancelled { throw NetworkError.cancelled }
             if deadline.hasPassed { throw deadline.exceeded }
+            if !connectivity.isOnline {   // offline: a stale answer the cache may give, or a wait, instead of an attempt
+                if answersOfflineFromCache(cacheUse) { throw NetworkError.offline }
+                try await waitForConnectivity(offlineBehavior, deadline: deadline, context: context, waited: &waited)
+                continue
+            }
             statuses.append(nil)   // an attempt not started (the checks above) is none: no attempt is counted but not told
             let attempts = statuses.count
             var request = built
@@ -171,6 +180,12 @@ extension NetworkProvider {
                     }
                 }
                 if let refused = ServerTrustRefusal.endingTheCall(error) { throw refused }   // the server's chain: no retrier asked
+                if failedOffline(error) {   // no attempt spent, no retrier asked: the cache answers, or the call waits (or fails)
+                    statuses.removeLast()
+                    if answersOfflineFromCache(cacheUse) { throw error }
+                    try await waitForConnectivity(offlineBehavior, deadline: deadline, context: context, waited: &waited)
+                    continue
+                }
                 if mode.resumption?.restartsAfterRefusal() == true, attempts < maximumAttempts {
                     context.recordRetry()   // a refused range: the download starts again from its first byte, unasked
                     continue
