@@ -199,6 +199,30 @@ struct OfflineCallTests {
         #expect(api.refreshCount == 1)
     }
 
+    @Test("after a 401 and a refresh, the resent request that fails because the device went offline waits, then sends with the new token")
+    func offlineAfterRefresh() async throws {
+        let api = MockAuthServer()   // the app holds an expired access token
+        let connectivity = ManualConnectivity()
+        let served = Recorder<Int>()
+        api.setProtectedResponses(
+            resource: { resource in
+                served.append(1)
+                guard served.count == 1 else { return .json(resource) }
+                connectivity.set(online: false)
+                return .failure(URLError(.notConnectedToInternet))
+            }, expired: .status(401))
+        let auth = api.makeInterceptor(store: InMemoryCredentialStore(MockAuthServer.initialCredential))
+        let provider = api.mock.makeProvider(connectivity: connectivity, interceptor: auth)
+        async let resource = provider.response(api.resource("/items/1"))
+        await pollUntil { connectivity.waitingCount == 1 }
+        connectivity.set(online: true)
+        let response = try await resource
+        #expect(response.report.statusCodes == [401, 200])
+        #expect(response.report.connectivityWait > 0)
+        #expect(try JSONDecoder().decode(MockAuthServer.Resource.self, from: response.data).token == "access-1")
+        #expect(api.refreshCount == 1)
+    }
+
     @Test("hundreds of calls waiting for the network all resume on one transition")
     func manyWaiters() async throws {
         server.stub(.get, "/v1/items", .json(["id": 1]))

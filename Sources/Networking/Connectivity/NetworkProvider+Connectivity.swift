@@ -6,7 +6,7 @@ import Foundation
 
 extension NetworkProvider {
     /// The connectivity a provider consults unless it is given another: on Apple platforms the system's
-    /// path monitor, one for every provider (``SystemConnectivity/shared``); elsewhere (Linux, which has no
+    /// path monitor, one for every provider (`SystemConnectivity.shared`); elsewhere (Linux, which has no
     /// path monitor) ``AlwaysOnline``, so calls never wait. Pass a ``ManualConnectivity`` there to feed it.
     public static var defaultConnectivity: any Connectivity {
         #if canImport(Network)

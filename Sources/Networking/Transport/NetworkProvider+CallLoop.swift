@@ -126,10 +126,9 @@ extension NetworkProvider {
         while true {
             if Task.isCancelled { throw NetworkError.cancelled }
             if deadline.hasPassed { throw deadline.exceeded }
-            if !connectivity.isOnline {   // offline: a stale answer the cache may give, or a wait, instead of an attempt
+            if !connectivity.isOnline {   // offline: a stale answer the cache may give, or a wait, then the attempt
                 if answersOfflineFromCache(cacheUse) { throw NetworkError.offline }
                 try await waitForConnectivity(offlineBehavior, deadline: deadline, context: context, waited: &waited)
-                continue
             }
             statuses.append(nil)   // an attempt not started (the checks above) is none: no attempt is counted but not told
             let attempts = statuses.count
