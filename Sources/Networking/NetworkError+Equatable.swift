@@ -88,6 +88,9 @@ extension NetworkError: Equatable {
         case let .unenforceablePins(a):
             guard case let .unenforceablePins(b) = rhs else { return false }
             return a == b
+        case .offline:
+            guard case .offline = rhs else { return false }
+            return true
         }
     }
 

@@ -91,6 +91,10 @@ public enum NetworkError: Error, Sendable {
     /// platform cannot check pins (Linux; see ``ServerTrust/allowsUnenforcedPinning``) or because the
     /// request is not https. Checked before every attempt and every redirect hop; not retried.
     case unenforceablePins(host: String)
+    /// The device is offline (its ``Connectivity`` says so) and the call's ``OfflineBehavior`` is
+    /// ``OfflineBehavior/fail``: it started while offline, or an attempt failed because the device went
+    /// offline, and it did not wait for the network.
+    case offline
 }
 
 extension NetworkError: CustomStringConvertible, LocalizedError {
@@ -140,6 +144,8 @@ extension NetworkError: CustomStringConvertible, LocalizedError {
             return "The certificate chain of \(host) has none of the public keys pinned for it; the request was not sent."
         case let .unenforceablePins(host):
             return "The request to \(host) was not sent: its pins cannot be enforced here (this platform cannot check them, or the request is not https)."
+        case .offline:
+            return "The device is offline, and the call was set not to wait for the network."
         }
     }
 

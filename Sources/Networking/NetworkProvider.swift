@@ -65,6 +65,12 @@ public final class NetworkProvider: NetworkProviding {
     /// ``HeaderRoutedURLProtocol``), read from its own configuration; empty in an app.
     let routingHeaders: Set<String>
     let sleep: @Sendable (TimeInterval) async throws -> Void
+    /// Whether the device is online, consulted before each attempt and when one fails: while it is not,
+    /// calls wait for the network instead of spending attempts (see ``Connectivity``).
+    public let connectivity: any Connectivity
+    /// What a call whose endpoint names no ``Endpoint/offlineBehavior`` does when the device is offline:
+    /// ``OfflineBehavior/wait`` unless the provider was made with another.
+    public let offlineBehavior: OfflineBehavior
 
     /// Creates a provider.
     ///
@@ -152,8 +158,12 @@ public final class NetworkProvider: NetworkProviding {
         serverTrust: ServerTrust,
         errorMapper: ErrorResponseMapper?,
         monitors: [any EventMonitor],
-        sleep: @escaping @Sendable (TimeInterval) async throws -> Void
+        sleep: @escaping @Sendable (TimeInterval) async throws -> Void,
+        connectivity: any Connectivity = NetworkProvider.defaultConnectivity,
+        offlineBehavior: OfflineBehavior = .wait
     ) {
+        self.connectivity = connectivity
+        self.offlineBehavior = offlineBehavior
         self.storedEnvelope = envelope
         self.delegate = SessionDelegate(serverTrust: serverTrust)
         // The delegate's callbacks run one at a time on a queue of their own, at a high QoS: the size

@@ -67,6 +67,9 @@ public struct CallReport: Sendable, Equatable {
     /// ``statusCodes`` is empty), ``CacheResult/revalidated``, ``CacheResult/miss`` or a stale answer; `nil`
     /// when the call did not use the cache.
     public var cache: CacheResult?
+    /// How long, in seconds, the call waited for the network (see ``Connectivity``): included in
+    /// ``duration``; 0 when it never waited.
+    public var connectivityWait: TimeInterval = 0
 
     /// Creates a report.
     public init(statusCodes: [Int?], duration: TimeInterval, redirects: [RedirectHop] = [], cache: CacheResult? = nil) {
@@ -74,6 +77,14 @@ public struct CallReport: Sendable, Equatable {
         self.duration = duration
         self.redirects = redirects
         self.cache = cache
+    }
+
+    /// Creates a report of a call that waited `connectivityWait` seconds for the network.
+    public init(
+        statusCodes: [Int?], duration: TimeInterval, redirects: [RedirectHop] = [], cache: CacheResult? = nil, connectivityWait: TimeInterval
+    ) {
+        self.init(statusCodes: statusCodes, duration: duration, redirects: redirects, cache: cache)
+        self.connectivityWait = connectivityWait
     }
 
     /// How many attempts the call made.

@@ -30,26 +30,9 @@ extension MockServer {
         monitors: [any EventMonitor] = [],
         sleep: @escaping @Sendable (TimeInterval) async throws -> Void = NetworkProvider.taskSleep
     ) -> NetworkProvider {
-        // Captures the server strongly: a provider keeps its server alive (the server holds no provider).
-        let router: any RequestAdapter = ClosureAdapter { [self] request, _ in route(request) }
-        return NetworkProvider(
-            envelope: envelope,
-            configuration: makeConfiguration(),
-            interceptor: Interceptor(
-                adapters: [interceptor, router].compactMap { $0 },
-                retriers: interceptor.map { [$0] } ?? []
-            ),
-            encoder: encoder,
-            decoder: decoder,
-            maximumAttempts: maximumAttempts,
-            deadline: deadline,
-            maximumResponseSize: maximumResponseSize,
-            cache: cache,
-            cachePolicy: cachePolicy,
-            now: now,
-            errorMapper: errorMapper,
-            monitors: monitors,
-            sleep: sleep
-        )
+        makeProvider(
+            connectivity: .alwaysOnline, envelope: envelope, interceptor: interceptor, encoder: encoder, decoder: decoder,
+            maximumAttempts: maximumAttempts, deadline: deadline, maximumResponseSize: maximumResponseSize, cache: cache, cachePolicy: cachePolicy,
+            now: now, errorMapper: errorMapper, monitors: monitors, sleep: sleep)
     }
 }

@@ -108,6 +108,10 @@ public protocol Endpoint: Sendable {
     /// var envelope: EnvelopeFormat? { EnvelopeFormat(APIEnvelope.self, payloadKeyPath: "result") }
     /// ```
     var envelope: EnvelopeFormat? { get }
+    /// What the call does when the device is offline (see ``Connectivity``): wait for the network within
+    /// its deadline, or fail at once with ``NetworkError/offline``; `nil` (the default) for the provider's
+    /// ``NetworkProvider/offlineBehavior``.
+    var offlineBehavior: OfflineBehavior? { get }
 }
 
 extension Endpoint {
@@ -139,6 +143,8 @@ extension Endpoint {
     public var cachePolicy: CachePolicy? { nil }
     /// The default: `nil`, so the provider's ``NetworkProvider/envelope`` applies.
     public var envelope: EnvelopeFormat? { nil }
+    /// The default: `nil`, so the provider's ``NetworkProvider/offlineBehavior`` applies.
+    public var offlineBehavior: OfflineBehavior? { nil }
 }
 
 /// The default acceptable status codes, built once rather than on every request.

@@ -100,6 +100,13 @@ public protocol EventMonitor: Sendable {
     /// ``taskDidStart(_:context:)``, once per connection (a reused connection is not checked again). When
     /// `mismatch.isReportOnly`, the call goes on; otherwise it fails with ``NetworkError/pinMismatch(host:)``.
     func pinValidationDidFail(_ mismatch: PinMismatch, context: RequestContext)
+    /// The call found the device offline (its ``Connectivity`` says so: before an attempt, or when one
+    /// failed for that reason) and waits for the network, spending no attempt.
+    func connectivityWaitDidStart(context: RequestContext)
+    /// The call's wait for the network ended after `duration` seconds: the path came back (`error` is
+    /// `nil`, and the call sends again), or the wait ended with `error` (the call's deadline passed, or it
+    /// was cancelled).
+    func connectivityWaitDidEnd(duration: TimeInterval, error: (any Error)?, context: RequestContext)
 }
 
 extension EventMonitor {
@@ -141,6 +148,10 @@ extension EventMonitor {
     public func cacheDidAnswer(_ result: CacheResult, key: CacheKey, context: RequestContext) {}
     /// Does nothing by default.
     public func pinValidationDidFail(_ mismatch: PinMismatch, context: RequestContext) {}
+    /// Does nothing by default.
+    public func connectivityWaitDidStart(context: RequestContext) {}
+    /// Does nothing by default.
+    public func connectivityWaitDidEnd(duration: TimeInterval, error: (any Error)?, context: RequestContext) {}
 }
 
 /// The provider's monitors behind one serial queue: the pipeline only enqueues, never waits.

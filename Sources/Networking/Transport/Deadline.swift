@@ -42,6 +42,13 @@ struct Deadline: Sendable {
         return DispatchTime.now() >= expiry
     }
 
+    /// The nanoseconds left before the deadline (0 once it passed); `nil` for no deadline.
+    var remainingNanoseconds: UInt64? {
+        guard let expiry else { return nil }
+        let now = DispatchTime.now().uptimeNanoseconds
+        return expiry.uptimeNanoseconds > now ? expiry.uptimeNanoseconds - now : 0
+    }
+
     /// Whether waiting `delay` seconds from now still ends before the deadline.
     func allows(delay: TimeInterval) -> Bool {
         guard let expiry, delay > 0 else { return true }

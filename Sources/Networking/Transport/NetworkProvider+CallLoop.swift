@@ -23,6 +23,7 @@ extension NetworkProvider {
         var spooled: URL?
         var cacheUse: CacheUse?
         var revalidatedBehind: CacheKey?   // a stale-while-revalidate answer's entry (RFC 5861 §3)
+        var waited: TimeInterval = 0   // for the network (see Connectivity)
         defer { if let spooled { try? FileManager.default.removeItem(at: spooled) } }   // our temporary copy; nothing to report
         defer {
             // Started once the caller's events are queued (its cache answer and end, or its validation failure and
@@ -67,7 +68,7 @@ extension NetworkProvider {
             do {
                 (response, delivered) = try await run(
                     request, for: endpoint, context: context, chain: chain, deadline: deadline, mode: mode, cacheUse: cacheUse,
-                    sent: &sent, statuses: &statuses, hops: &hops)
+                    sent: &sent, statuses: &statuses, hops: &hops, waited: &waited)
             } catch  where cacheUse?.revalidates == true && statuses.last == .some(304) && !Self.endsTheCall(error) {
                 // A 304 about another representation than the stored one: ask again, without conditions
                 // (not after a cancellation or the deadline that came after the 304: those end the call).
@@ -76,7 +77,7 @@ extension NetworkProvider {
                 cacheUse?.revalidates = false
                 (response, delivered) = try await run(
                     built, for: endpoint, context: context, chain: chain, deadline: deadline, mode: mode, cacheUse: cacheUse,
-                    sent: &sent, statuses: &statuses, hops: &hops)
+                    sent: &sent, statuses: &statuses, hops: &hops, waited: &waited)
             }
             var cacheResult: CacheResult?
             if let use = cacheUse {
@@ -89,7 +90,7 @@ extension NetworkProvider {
                 await invalidateCache(after: response, built: built, chain: chain, context: context)
             }
             let duration = started.secondsElapsed
-            response.storedReport = CallReport(statusCodes: statuses, duration: duration, redirects: hops, cache: cacheResult)
+            response.storedReport = CallReport(statusCodes: statuses, duration: duration, redirects: hops, cache: cacheResult, connectivityWait: waited)
             if !events.isEmpty {
                 let (last, count, finished) = (shown(sent ?? built), statuses.count, response)
                 events.send { $0.requestDidFinish(last, result: .success(finished), attempts: count, duration: duration, context: context) }
@@ -97,10 +98,11 @@ extension NetworkProvider {
             if mode.streams, !events.isEmpty { Self.reportStreamEnd(of: delivered, response: response, to: events, context: context) }
             return (response, delivered)
         } catch {
-            if let use = cacheUse, let (stale, key) = staleIfErrorResponse(after: error, lastStatus: statuses.last ?? nil, use: use),
+            if let use = cacheUse, let (stale, key) = staleIfErrorResponse(after: Self.servedStaleAfter(error), lastStatus: statuses.last ?? nil, use: use),
                 endpoint.acceptableStatusCodes.contains(stale.statusCode)
             {
-                let report = CallReport(statusCodes: statuses, duration: started.secondsElapsed, redirects: hops, cache: .staleIfError)
+                let report = CallReport(
+                    statusCodes: statuses, duration: started.secondsElapsed, redirects: hops, cache: .staleIfError, connectivityWait: waited)
                 return (answered(stale, report: report, key: key, request: sent ?? use.built, context: context), nil)
             }
             if !events.isEmpty, let sent {
@@ -122,11 +124,17 @@ extension NetworkProvider {
         cacheUse: CacheUse?,
         sent: inout URLRequest?,
         statuses: inout [Int?],
-        hops: inout [RedirectHop]
+        hops: inout [RedirectHop],
+        waited: inout TimeInterval
     ) async throws -> (response: Response, delivered: DeliveredBody?) {
+        let offlineBehavior = endpoint.offlineBehavior ?? self.offlineBehavior
         while true {
             if Task.isCancelled { throw NetworkError.cancelled }
             if deadline.hasPassed { throw deadline.exceeded }
+            if !connectivity.isOnline {   // offline: a stale answer the cache may give, or a wait, then the attempt
+                if answersOfflineFromCache(cacheUse) { throw NetworkError.offline }
+                try await waitForConnectivity(offlineBehavior, deadline: deadline, context: context, waited: &waited)
+            }
             statuses.append(nil)   // an attempt not started (the checks above) is none: no attempt is counted but not told
             let attempts = statuses.count
             var request = built
@@ -176,6 +184,12 @@ extension NetworkProvider {
                     }
                 }
                 if let refused = ServerTrustRefusal.endingTheCall(error) { throw refused }   // the server's chain: no retrier asked
+                if failedOffline(error) {   // no attempt spent, no retrier asked: the cache answers, or the call waits (or fails)
+                    statuses.removeLast()
+                    if answersOfflineFromCache(cacheUse) { throw error }
+                    try await waitForConnectivity(offlineBehavior, deadline: deadline, context: context, waited: &waited)
+                    continue
+                }
                 if mode.resumption?.restartsAfterRefusal() == true, attempts < maximumAttempts {
                     context.recordRetry()   // a refused range: the download starts again from its first byte, unasked
                     continue
@@ -254,7 +268,7 @@ extension NetworkProvider {
     /// attempt got.
     private static func endsTheCall(_ error: any Error) -> Bool {
         switch error as? NetworkError {
-        case .cancelled?, .deadlineExceeded?: return true
+        case .cancelled?, .deadlineExceeded?, .offline?: return true
         default: return false
         }
     }
