@@ -39,6 +39,17 @@ struct OfflineCacheTests {
         #expect(connectivity.waitingCount == 0)
     }
 
+    @Test("offline, a copy .keepForOffline kept despite no-store answers at once, marked stale, with no attempt and no wait")
+    func keptCopyAnswersAtOnce() async throws {
+        let provider = try await storeStale(policy: .keepForOffline(upTo: 3_600), control: "no-store")
+        connectivity.set(online: false)
+        let response = try await provider.response(OfflineItem())
+        #expect(response.report.cache == .staleIfError)
+        #expect(response.report.statusCodes == [])
+        #expect(server.requests.count == 1)
+        #expect(connectivity.waitingCount == 0)
+    }
+
     @Test("offline, .cacheElseLoad answers any stored entry at once, with no attempt")
     func cacheElseLoadAnswersAtOnce() async throws {
         let provider = try await storeStale(policy: .cacheElseLoad)
