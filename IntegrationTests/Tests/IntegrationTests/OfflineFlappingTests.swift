@@ -86,14 +86,7 @@ struct OfflineFlappingTests {
                 return nil
             }
             #expect(outcomes.count == calls)
-            for error in errors {
-                let typed: Bool
-                switch error as? NetworkError {
-                case .deadlineExceeded?, .offline?: typed = true
-                default: typed = false
-                }
-                #expect(typed, "an untyped end: \(error)")
-            }
+            for error in errors { #expect(isTyped(error), "an untyped end: \(error)") }
             #expect(reports.allSatisfy { $0.statusCodes == [200] })
             let control = NetworkProvider(configuration: .ephemeral)
             let stats = try await control.request(OfflineCall(baseURL: server.baseURL, path: "/offline/stats"), as: OfflineStats.self)
@@ -105,15 +98,24 @@ struct OfflineFlappingTests {
             #expect(stats.docs == 1)
 
             let waited = reports.reduce(0) { $0 + $1.connectivityWait }
+            let counted = reports.reduce(0) { $0 + $1.statusCodes.filter { $0 != 200 }.count } + errors.count { !isTyped($0) }
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
             print(
                 "Offline over TCP: \(calls) calls, \(toggles) toggles (\(unfinishedAtLastToggle) calls unfinished at the last): "
-                    + "\(reports.count) values, \(errors.count) typed errors; "
-                    + "\(wire.delivered) attempts delivered, \(wire.refused) refused while down (0 counted); \(monitor.waits) connectivity waits, "
+                    + "\(reports.count) values, \(errors.count) errors; "
+                    + "\(wire.delivered) attempts delivered, \(wire.refused) refused while down (\(counted) counted); \(monitor.waits) connectivity waits, "
                     + "connectivityWait \(String(format: "%.2f", waited)) s in total "
                     + "(max \(String(format: "%.3f", reports.map(\.connectivityWait).max() ?? 0)) s); "
                     + "\(staleAnswers.count) stale-if-error answers while down; \(String(format: "%.1f", seconds)) s")
         }
+    }
+}
+
+/// Whether `error` is one a call offline may end with: its deadline passed, or it would not wait.
+private func isTyped(_ error: any Error) -> Bool {
+    switch error as? NetworkError {
+    case .deadlineExceeded?, .offline?: true
+    default: false
     }
 }
 
