@@ -90,7 +90,10 @@ struct OfflineFlappingTests {
             #expect(reports.allSatisfy { $0.statusCodes == [200] })
             let control = NetworkProvider(configuration: .ephemeral)
             let stats = try await control.request(OfflineCall(baseURL: server.baseURL, path: "/offline/stats"), as: OfflineStats.self)
-            #expect(stats.pings == reports.count)   // every answer the server gave is one call's one attempt
+            // the server saw only delivered attempts, and answered each value's one (a delivered attempt may be
+            // answered after its call's deadline passed, on a loaded machine)
+            #expect(stats.pings <= wire.delivered)
+            #expect(stats.pings >= reports.count)
             #expect(wire.refused > 0)   // attempts did fail while the network was down, and none of them was counted
             // AND the stale document answered every time the network was down, from the cache, with no attempt
             #expect(staleAnswers.count == toggles / 2)
