@@ -105,7 +105,7 @@ struct OfflineFlappingTests {
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
             print(
                 "Offline over TCP: \(calls) calls, \(toggles) toggles (\(unfinishedAtLastToggle) calls unfinished at the last): "
-                    + "\(reports.count) values, \(errors.count) errors; "
+                    + "\(reports.count) values, \(errors.count) errors (\(errors.count { ($0 as? NetworkError) == .offline }) offline); "
                     + "\(wire.delivered) attempts delivered, \(wire.refused) refused while down (\(counted) counted); \(monitor.waits) connectivity waits, "
                     + "connectivityWait \(String(format: "%.2f", waited)) s in total "
                     + "(max \(String(format: "%.3f", reports.map(\.connectivityWait).max() ?? 0)) s); "
