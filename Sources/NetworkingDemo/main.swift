@@ -7,6 +7,7 @@ do {
     try await AuthDemo.run()
     try await RedirectDemo.run()
     try await CacheDemo.run()
+    try await OfflineDemo.run()
     try await TransferDemo.run()
 } catch {
     print("demo failed: \(error)")

@@ -22,6 +22,7 @@ import ServiceLifecycle
 ///   (429 with `Retry-After: S` once), `GET /drop` (closes mid-body), `GET /large?mb=N`, `GET /gzip`
 /// - uploads, downloads and Server-Sent Events: see `TransferRoutes.swift`
 /// - `GET /resume/{key}`: range requests and dropped connections: see `ResumeRoutes.swift`
+/// - `GET /offline/...`: counted answers for the offline tests: see `OfflineRoutes.swift`
 /// - `/echo` (any method) → `{"method","path","query","headers","body"}`
 public struct TestServer: Sendable {
     /// The API's port.
@@ -229,6 +230,7 @@ extension TestServer {
         addCacheRoutes(to: router, state: state)
         addStaleRoutes(to: router)
         addResumeRoutes(to: router)
+        addOfflineRoutes(to: router)
         router.get("/echo", use: echo)
         router.post("/echo", use: echo)
         router.put("/echo", use: echo)
