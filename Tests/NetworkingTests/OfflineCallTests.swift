@@ -13,6 +13,7 @@ struct OfflineItem: Endpoint {
     var baseURL = URL(string: "https://api.example.com/v1/")!
     var path = "items"
     var method: HTTPMethod = .get
+    var headers: [String: String] = [:]
     var body: RequestBody = .none
     var deadline: TimeInterval?
     var offlineBehavior: OfflineBehavior?
@@ -168,7 +169,7 @@ struct OfflineCallTests {
         #expect(server.requests(.get, "/v1/items").count == 2)
     }
 
-    @Test("an upload from a file is sent again from the file after the wait")
+    @Test("an upload from a file carrying an Idempotency-Key is sent again from the file after the wait")
     func fileUploadResent() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("offline-\(UUID().uuidString).bin")
         let contents = Data((0..<50_000).map { UInt8($0 % 251) })
@@ -176,12 +177,39 @@ struct OfflineCallTests {
         defer { try? FileManager.default.removeItem(at: file) }
         failOfflineOnce("/v1/items", method: .post, with: .failure(URLError(.networkConnectionLost)), then: .status(201))
         let provider = server.makeProvider(connectivity: connectivity)
-        async let response = provider.response(OfflineItem(method: .post, body: .file(file, contentType: "application/octet-stream")))
+        let upload = OfflineItem(
+            method: .post, headers: ["Idempotency-Key": "upload-1"], body: .file(file, contentType: "application/octet-stream"))
+        async let response = provider.response(upload)
         await comeBackOnline()
         #expect(try await response.report.statusCodes == [201])
         let sent = server.requests(.post, "/v1/items")
         #expect(sent.count == 2)
         #expect(sent.last?.body == contents)
+    }
+
+    @Test(
+        "a POST without an idempotency key whose connection was lost or timed out offline is not re-sent after the wait: the server may have acted on it (RFC 9110 §9.2.2)",
+        arguments: [URLError.Code.networkConnectionLost, .timedOut])
+    func postWithoutKeyNotResent(_ code: URLError.Code) async throws {
+        failOfflineOnce("/v1/items", method: .post, with: .failure(URLError(code)), then: .status(201))
+        let events = ConnectivityEvents()
+        let provider = server.makeProvider(connectivity: connectivity, monitors: [events])
+        await #expect(throws: NetworkError.transportFailed(URLError(code))) {
+            try await provider.response(OfflineItem(method: .post, body: .data(Data("{}".utf8), contentType: "application/json"), deadline: 5))
+        }
+        #expect(server.requests(.post, "/v1/items").count == 1)
+        await provider.waitForMonitors()
+        #expect(events.events.all.isEmpty)   // no wait for the network
+    }
+
+    @Test("a POST whose connection could not be made offline is sent after the wait: it never went out")
+    func postNotConnectedResent() async throws {
+        failOfflineOnce("/v1/items", method: .post, with: .failure(URLError(.cannotConnectToHost)), then: .status(201))
+        let provider = server.makeProvider(connectivity: connectivity)
+        async let response = provider.response(OfflineItem(method: .post, body: .data(Data("{}".utf8), contentType: "application/json")))
+        await comeBackOnline()
+        #expect(try await response.report.statusCodes == [201])
+        #expect(server.requests(.post, "/v1/items").count == 2)
     }
 
     @Test("a call that waited for the network is then answered 401 and refreshed as usual")

@@ -26,7 +26,7 @@ struct OfflineDocSnippetTests {
         connectivity.set(online: true)    // every waiting call sends now
         #expect(provider.connectivity.isOnline)
         #expect(provider.offlineBehavior == .wait)
-        #if !canImport(Network)
+        #if !canImport(Network) || os(watchOS)
         #expect(NetworkProvider.defaultConnectivity is AlwaysOnline)
         #endif
     }

@@ -8,8 +8,10 @@ extension NetworkProvider {
     /// The connectivity a provider consults unless it is given another: on Apple platforms the system's
     /// path monitor, one for every provider (`SystemConnectivity.shared`); elsewhere (Linux, which has no
     /// path monitor) ``AlwaysOnline``, so calls never wait. Pass a ``ManualConnectivity`` there to feed it.
+    /// On watchOS also ``AlwaysOnline``: from watchOS 9 an ordinary app's path monitor stays unsatisfied
+    /// although `URLSession` works (Apple TN3135), so every call would wait out its deadline.
     public static var defaultConnectivity: any Connectivity {
-        #if canImport(Network)
+        #if canImport(Network) && !os(watchOS)
             SystemConnectivity.shared
         #else
             AlwaysOnline()
@@ -58,20 +60,34 @@ extension NetworkProvider {
             sleep: sleep, connectivity: connectivity, offlineBehavior: offlineBehavior)
     }
 
-    /// Whether an attempt that failed with `error` failed because the device is offline: a transport
-    /// failure that an absent path causes (not connected, connection lost, host not found or not
-    /// reachable, DNS failed, timed out) while ``connectivity`` says offline. While it says online, each
+    /// Whether an attempt of `request` that failed with `error` failed because the device is offline, so
+    /// that it is sent again after the wait without spending an attempt or asking a retrier: a transport
+    /// failure that an absent path causes while ``connectivity`` says offline. While it says online, each
     /// of these is an ordinary failure the retriers decide on (a connectivity that is never offline keeps
     /// the provider as it was, and a stale monitor cannot make a call re-send at once forever).
-    func failedOffline(_ error: any Error) -> Bool {
+    ///
+    /// A failure before the request could go out (not connected, host not found or not reachable, DNS
+    /// failed, roaming or data off) always counts. A lost connection or a time-out can come after the
+    /// server acted on the request, so it counts only for a request that is safe to repeat: an idempotent
+    /// method (RFC 9110 §9.2.2) or one that carries an `Idempotency-Key`; for another (a `POST`) it is an
+    /// ordinary failed attempt, which the retriers (``RetryPolicy``'s idempotency rule) decide on.
+    func failedOffline(_ error: any Error, request: URLRequest) -> Bool {
         guard case .transportFailed(let failure)? = error as? NetworkError else { return false }
         switch failure.code {
-        case .notConnectedToInternet, .networkConnectionLost, .cannotFindHost, .cannotConnectToHost, .dnsLookupFailed, .timedOut,
-            .internationalRoamingOff, .dataNotAllowed:
+        case .notConnectedToInternet, .cannotFindHost, .cannotConnectToHost, .dnsLookupFailed, .internationalRoamingOff, .dataNotAllowed:
             return !connectivity.isOnline
+        case .networkConnectionLost, .timedOut:
+            return Self.isSafeToRepeat(request) && !connectivity.isOnline
         default:
             return false
         }
+    }
+
+    /// Whether sending `request` twice has the effect of sending it once: its method is idempotent
+    /// (RFC 9110 §9.2.2) or it carries a non-empty `Idempotency-Key` header.
+    static func isSafeToRepeat(_ request: URLRequest) -> Bool {
+        HTTPMethod(rawValue: request.httpMethod ?? "GET").isIdempotent
+            || request.value(forHTTPHeaderField: "Idempotency-Key")?.isEmpty == false
     }
 
     /// Whether a call offline answers from the cache instead of waiting: `use`'s stored entry is one its

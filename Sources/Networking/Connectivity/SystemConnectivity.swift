@@ -1,4 +1,6 @@
-#if canImport(Network)
+// Not on watchOS: from watchOS 9 an ordinary app's path monitor stays `.unsatisfied` although URLSession
+// works (Apple TN3135), so every call would wait out its deadline.
+#if canImport(Network) && !os(watchOS)
     import Foundation
     import Network
 

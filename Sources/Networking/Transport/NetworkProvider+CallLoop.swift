@@ -184,7 +184,7 @@ extension NetworkProvider {
                     }
                 }
                 if let refused = ServerTrustRefusal.endingTheCall(error) { throw refused }   // the server's chain: no retrier asked
-                if failedOffline(error) {   // no attempt spent, no retrier asked: the cache answers, or the call waits (or fails)
+                if failedOffline(error, request: request) {   // no attempt spent, no retrier asked: the cache answers, or the call waits (or fails)
                     statuses.removeLast()
                     if answersOfflineFromCache(cacheUse) { throw error }
                     try await waitForConnectivity(offlineBehavior, deadline: deadline, context: context, waited: &waited)
