@@ -31,6 +31,25 @@ struct CacheKeepForOfflineTests {
         try JSONDecoder().decode(Profile.self, from: response.data).name
     }
 
+    @Test("outside an account, a no-store answer to a request the session sends its own cookies with is not kept (a cookie session's page)")
+    func cookieSessionsKeepNothingTheHTTPRulesRefuse() async throws {
+        // GIVEN a host of this test's own, for which the session's cookie store holds a session cookie
+        let host = "cookies-\(UUID().uuidString.lowercased()).example.com"
+        server.stub(.get, "/v1/profile", .json(Profile(name: "Kim"), headers: Self.springHeaders))
+        let provider = provider()
+        let storage = try #require(provider.sessionConfiguration.httpCookieStorage)
+        let cookie = try #require(
+            HTTPCookie(properties: [.domain: host, .path: "/", .name: "JSESSIONID", .value: "s3cr3t", .secure: "TRUE"]))
+        storage.setCookie(cookie)
+        defer { storage.deleteCookie(cookie) }
+        var endpoint = kept()
+        endpoint.baseURL = try #require(URL(string: "https://\(host)/v1/"))
+        // WHEN it is loaded under keepForOffline, THEN nothing is kept: offline, the error goes through
+        #expect(try await provider.response(endpoint).report.cache == .miss)
+        server.stub(.get, "/v1/profile", .failure(URLError(.notConnectedToInternet)))
+        await #expect(throws: NetworkError.self) { try await provider.response(endpoint) }
+    }
+
     @Test(
         "a response that says no-store, or has no validator and no freshness, is kept and answers offline, marked stale, with no successful attempt",
         arguments: ["spring", "bare"])

@@ -148,6 +148,10 @@ extension NetworkProvider {
         // The account signed out (or another signed in) while the call was out: its entries were cleared,
         // and this answer must not bring one back.
         if let stamp = use.stamp, !stamp.isCurrent { return result }
+        // A copy kept for offline outside an account's partition while the session sends its own cookies could
+        // be about whoever they sign in (a cookie session): only what the HTTP rules store (Caching.md).
+        var use = use
+        if use.keep != nil, use.key.partition == nil, sessionSendsCookies(to: use.built.url) { use.keep = nil }
         if revalidated, let entry = use.entry {
             let updated = HTTPCaching.updated(entry, with: response.httpResponse, requestDate: use.requestDate, responseDate: now())
             // Only the entry the 304 is about, still there: a newer answer stored meanwhile (or a removal) wins.

@@ -14,4 +14,13 @@ extension NetworkProvider {
         let configuration = urlSession.configuration
         return configuration.httpShouldSetCookies && configuration.httpCookieStorage != nil
     }
+
+    /// Whether the session would send a cookie of its own store with a request to `url`: then an answer
+    /// may be about whoever those cookies sign in, though the request as built carries no credential. Read
+    /// only when ``CachePolicy/keepForOffline(upTo:)`` would keep an answer the HTTP rules would not store.
+    func sessionSendsCookies(to url: URL?) -> Bool {
+        let configuration = urlSession.configuration
+        guard configuration.httpShouldSetCookies, let storage = configuration.httpCookieStorage, let url else { return false }
+        return !(storage.cookies(for: url) ?? []).isEmpty
+    }
 }
