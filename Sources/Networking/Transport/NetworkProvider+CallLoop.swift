@@ -127,7 +127,9 @@ extension NetworkProvider {
         hops: inout [RedirectHop],
         waited: inout TimeInterval
     ) async throws -> (response: Response, delivered: DeliveredBody?) {
-        let offlineBehavior = endpoint.offlineBehavior ?? self.offlineBehavior
+        // A background revalidation (RFC 5861 §3) never waits offline: nobody waits for it, and it holds its
+        // entry's slot; the next stale answer starts another.
+        let offlineBehavior = context.isBackgroundRevalidation ? .fail : endpoint.offlineBehavior ?? self.offlineBehavior
         while true {
             if Task.isCancelled { throw NetworkError.cancelled }
             if deadline.hasPassed { throw deadline.exceeded }
