@@ -17,7 +17,8 @@ public protocol Connectivity: Sendable {
     var isOnline: Bool { get }
 
     /// Returns once the path is usable (at once if it is); throws `CancellationError` when the waiting
-    /// task is cancelled.
+    /// task is cancelled. It must return promptly when cancelled: a call's deadline and cancellation end
+    /// its wait by cancelling this one, and wait for it to return.
     func waitUntilOnline() async throws
 }
 
