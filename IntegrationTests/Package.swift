@@ -44,6 +44,10 @@ let package = Package(
             name: "TrailerProbe",
             dependencies: [.product(name: "Networking", package: root)]
         ),
+        // The outbox crash test (issue 32): the driver (the test server and child processes), and the full run as a
+        // command of its own (outbox-crash.sh).
+        .target(name: "OutboxCrashDriver", dependencies: ["TestServer"]),
+        .executableTarget(name: "OutboxCrash", dependencies: ["OutboxCrashDriver"]),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
