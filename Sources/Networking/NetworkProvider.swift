@@ -292,4 +292,10 @@ public final class NetworkProvider: NetworkProviding {
     func builtRequestAndBody(for endpoint: some Endpoint) throws -> (request: URLRequest, body: RequestBody.Encoded?) {
         try endpoint.urlRequestAndBody(encoder: encoder, additionalHeaders: additionalHeaders)
     }
+
+    /// The request `endpoint` makes and its encoded body without the session's additional headers: what an
+    /// ``Outbox`` keeps of a mutation (the provider adds those headers again when it sends it).
+    func snapshotRequestAndBody(for endpoint: some Endpoint) throws -> (request: URLRequest, body: RequestBody.Encoded?) {
+        try endpoint.urlRequestAndBody(encoder: encoder)
+    }
 }

@@ -93,6 +93,7 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
         didSet {
             if oldValue?.account != credential?.account {
                 accountEpoch.bump()   // before the clearing is scheduled: a store that finishes later sees it
+                accountChanges.send(credential?.account)   // outboxes hold or discard the previous account's mutations
                 if let account = oldValue?.account { clearCachedResponses(of: account) }
             }
             expiry = credential.flatMap(expiry(of:))
@@ -134,6 +135,8 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
     nonisolated let caches = AttachedCaches()
     /// Bumped whenever the account changes (see ``AccountEpoch``).
     nonisolated let accountEpoch = AccountEpoch()
+    /// The account signed in after each change of account (`nil`: signed out), for the outboxes.
+    nonisolated let accountChanges = Broadcaster<String?>(backlogLimit: 0)
     /// The last clearing of an account's cached responses; each waits for the one before it.
     var cacheClearing: Task<Void, Never>?
 
@@ -292,6 +295,9 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
     public nonisolated func adapt(_ request: URLRequest, for context: RequestContext) async throws -> URLRequest {
         guard needsToken(request, context) else { return request }
         do {
+            if let account = (context.endpoint as? any AccountBoundEndpoint)?.boundAccount {   // an outbox's mutation
+                return header.apply(try await accessToken(for: context, boundTo: account), to: request)
+            }
             return header.apply(try await accessToken(for: context), to: request)
         } catch is CancellationError {
             throw NetworkError.cancelled

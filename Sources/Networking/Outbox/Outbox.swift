@@ -1,0 +1,276 @@
+import Foundation
+
+/// A durable queue of writes: the app hands it mutations (`POST`, `PUT`, `PATCH`, `DELETE` with any body),
+/// and it delivers each one once, in order, through the provider's whole pipeline, across network loss,
+/// app kills and relaunches.
+///
+/// - **Durable**: ``enqueue(_:group:)`` returns once the mutation is on disk (its record written to a
+///   temporary file, flushed, renamed into place and the folder flushed; a file body or multipart form
+///   copied into the outbox's folder first), with an idempotency key made then and kept forever.
+/// - **Once**: every attempt carries the key in ``OutboxConfiguration/idempotencyKeyHeader``; a mutation
+///   leaves the folder only after the server accepted it, so one in flight when the process dies is sent
+///   again at the next launch with the same key, and a server that honours the key applies it once.
+/// - **In order**: within a group (``enqueue(_:group:)``; `nil` is the default group) and an account, one
+///   mutation at a time, in enqueue order; groups do not wait for each other. A mutation that fails for good
+///   moves to ``failed`` and the next one goes on; a transient failure keeps it at the head of its group
+///   and it is tried again after a pause (``OutboxConfiguration/retryDelay``).
+/// - **An account's**: a mutation is sent with the token of the account signed in when it was enqueued,
+///   never another's (``OutboxError/accountChanged(expected:)``); see ``OutboxAccountPolicy``.
+/// - **Bounded, owned, tolerant**: see ``OutboxConfiguration``, ``OutboxError/folderInUse(_:)`` and
+///   ``OutboxDamagedRecord``.
+///
+/// ```swift
+/// let outbox = try Outbox(folder: folder, provider: provider)
+/// await outbox.startDelivering()
+/// try await outbox.enqueue(CreateNote(text: "Hello"), group: "notes")
+/// for await outcome in outbox.outcomes { ... }
+/// ```
+public actor Outbox {
+    /// A mutation as the outbox tracks it.
+    struct Entry {
+        var record: OutboxRecord
+        var size: Int64
+        var failures = 0
+        var isBackingOff = false
+        var lane: Lane { Lane(account: record.account, group: record.group) }
+    }
+
+    /// Mutations delivered in order among themselves: one account's, in one group.
+    struct Lane: Hashable {
+        let account: String?
+        let group: String?
+    }
+
+    /// The folder the outbox keeps its mutations in.
+    public nonisolated let folder: URL
+    /// The outbox's bounds and rules.
+    public nonisolated let configuration: OutboxConfiguration
+    nonisolated let provider: NetworkProvider
+    nonisolated let store: OutboxStore
+    nonisolated let broadcaster: Broadcaster<OutboxOutcome>
+    private nonisolated let lock: DurableFolderLock
+
+    var entries: [String: Entry] = [:]
+    var lanes: [Lane: [String]] = [:]   // ids in sequence order
+    var writing: [Lane: Set<UInt64>] = [:]   // sequences reserved by enqueues still writing
+    var reservedBytes: Int64 = 0
+    var reservedCount = 0
+    var storedBytes: Int64 = 0
+    var nextSequence: UInt64 = 1
+    var damagedRecords: [OutboxDamagedRecord]
+    var inFlight: String?
+    var isClosed = false
+    var deliveryTask: Task<Void, Never>?
+    var accountTask: Task<Void, Never>?
+    var backoffTasks: [String: Task<Void, Never>] = [:]
+    var writesInProgress = 0
+    var writesDone: [CheckedContinuation<Void, Never>] = []
+    let wakeSignal = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+
+    /// Opens (creating if needed) the outbox stored in `folder`, for `provider`'s pipeline.
+    ///
+    /// Reads every record: the mutations not yet delivered are pending again (in their order, with their
+    /// keys); records that do not decode are skipped, listed in ``damaged`` and reported on ``outcomes``.
+    /// Nothing is sent until ``startDelivering()``.
+    ///
+    /// - Throws: ``OutboxError/folderInUse(_:)`` when another outbox, in this process or another, has the
+    ///   folder open; ``OutboxError/storageFailed(_:)`` when it cannot be created or read.
+    public init(folder: URL, provider: NetworkProvider, configuration: OutboxConfiguration = OutboxConfiguration()) throws {
+        self.folder = folder
+        self.provider = provider
+        self.configuration = configuration
+        let store = OutboxStore(folder: folder)
+        self.store = store
+        do {
+            lock = try DurableFolderLock(folder: folder.standardizedFileURL.path)
+        } catch .folderInUse {
+            throw OutboxError.folderInUse(folder)
+        } catch {
+            throw OutboxError.storageFailed(error.description)
+        }
+        let contents: OutboxStore.Contents
+        do {
+            contents = try store.open()
+        } catch {
+            lock.release()
+            throw OutboxError.storageFailed(error.description)
+        }
+        damagedRecords = contents.damaged
+        broadcaster = Broadcaster(backlogLimit: configuration.maximumCount + contents.damaged.count)
+        for (record, size) in contents.records.sorted(by: { $0.record.sequence < $1.record.sequence }) {
+            let entry = Entry(record: record, size: size)
+            entries[record.id] = entry
+            lanes[entry.lane, default: []].append(record.id)
+            storedBytes += size
+            nextSequence = max(nextSequence, record.sequence + 1)
+        }
+        for damaged in contents.damaged {
+            storedBytes += Int64(damaged.size)
+            broadcaster.send(.damagedRecord(damaged))
+        }
+    }
+
+    /// The outcomes of the mutations as they happen (see ``OutboxOutcomes``).
+    public nonisolated var outcomes: OutboxOutcomes {
+        OutboxOutcomes(broadcaster: broadcaster)
+    }
+
+    /// The mutations waiting to be delivered (the one in flight included), in enqueue order.
+    public var pending: [OutboxMutation] { mutations(in: .pending) }
+
+    /// The mutations that failed for good, in enqueue order: ``retry(_:)`` or ``discard(_:)`` them.
+    public var failed: [OutboxMutation] { mutations(in: .failed) }
+
+    /// The records found damaged when the folder was opened and not yet removed (``removeDamaged(_:)``).
+    public var damaged: [OutboxDamagedRecord] { damagedRecords }
+
+    private func mutations(in state: OutboxMutation.State) -> [OutboxMutation] {
+        entries.values.filter { $0.record.state == state }.sorted { $0.record.sequence < $1.record.sequence }
+            .map { $0.record.mutation(size: $0.size) }
+    }
+
+    /// Persists `endpoint`'s mutation and returns it; it is delivered after the mutations enqueued before
+    /// it in `group` (`nil`: the default group), once ``startDelivering()`` was called and the network allows.
+    ///
+    /// When this returns, the mutation is on disk: a crash, a kill or a power loss after it does not lose
+    /// it. A file body (``RequestBody/file(_:contentType:)``) or multipart form is copied into the outbox's
+    /// folder: the app may delete its source. The key is the endpoint's own `Idempotency-Key` header (the
+    /// configured name) when it sets one, otherwise a new UUID.
+    ///
+    /// - Throws: ``OutboxError/full(count:bytes:)`` when the outbox is full (nothing is dropped);
+    ///   ``OutboxError/notAMutation(_:)``, ``OutboxError/containsSecret(name:)``,
+    ///   ``OutboxError/invalidMutation(_:)``, ``OutboxError/storageFailed(_:)``, ``OutboxError/closed``, or
+    ///   ``NetworkError/cancelled`` when the calling task is cancelled before the mutation was persisted.
+    @discardableResult
+    public func enqueue(_ endpoint: some Endpoint, group: String? = nil) async throws -> OutboxMutation {
+        guard !isClosed else { throw OutboxError.closed }
+        var snapshot = try OutboxSnapshot(of: endpoint, provider: provider, idempotencyKeyHeader: configuration.idempotencyKeyHeader)
+        let url = URL(string: snapshot.record.url)
+        if let url, let auth = provider.authInterceptor(for: url, requiresAuthentication: snapshot.record.requiresAuthentication) {
+            snapshot.record.account = try await auth.currentAccount()
+        }
+        guard !isClosed else { throw OutboxError.closed }
+        let estimated = snapshot.estimatedBodySize + 1_024
+        try checkRoom(for: estimated)
+        snapshot.record.sequence = nextSequence
+        snapshot.record.group = group
+        nextSequence += 1
+        let lane = Lane(account: snapshot.record.account, group: group)
+        reservedCount += 1
+        reservedBytes += estimated
+        writing[lane, default: []].insert(snapshot.record.sequence)
+        writesInProgress += 1
+        defer {
+            reservedCount -= 1
+            reservedBytes -= estimated
+            writing[lane]?.remove(snapshot.record.sequence)
+            if writing[lane]?.isEmpty == true { writing[lane] = nil }
+            writesInProgress -= 1
+            if writesInProgress == 0 {
+                for waiter in writesDone { waiter.resume() }
+                writesDone.removeAll()
+            }
+            wake()
+        }
+        let persisted: (record: OutboxRecord, size: Int64)
+        do {
+            persisted = try await snapshot.persist(in: store)
+        } catch {
+            throw Self.enqueueError(error)
+        }
+        guard count - 1 < configuration.maximumCount, storedBytes + reservedBytes - estimated + persisted.size <= configuration.maximumBytes else {
+            try? await BlockingFileWork.run { [store] _ in try store.remove(persisted.record) }   // larger than estimated: not kept
+            throw OutboxError.full(count: count - 1, bytes: storedBytes + reservedBytes - estimated)
+        }
+        let entry = Entry(record: persisted.record, size: persisted.size)
+        entries[persisted.record.id] = entry
+        storedBytes += persisted.size
+        insert(persisted.record, in: lane)
+        return persisted.record.mutation(size: persisted.size)
+    }
+
+    /// The mutations held and being written.
+    private var count: Int { entries.count + reservedCount }
+
+    private func checkRoom(for bytes: Int64) throws {
+        let held = storedBytes + reservedBytes
+        guard count < configuration.maximumCount, held + bytes <= configuration.maximumBytes else {
+            throw OutboxError.full(count: count, bytes: held)
+        }
+    }
+
+    private func insert(_ record: OutboxRecord, in lane: Lane) {
+        var ids = lanes[lane, default: []]
+        let index = ids.lastIndex { entries[$0].map { $0.record.sequence < record.sequence } ?? false }.map { $0 + 1 } ?? 0
+        ids.insert(record.id, at: index)
+        lanes[lane] = ids
+    }
+
+    static func enqueueError(_ error: any Error) -> any Error {
+        switch error {
+        case let error as OutboxError: return error
+        case let error as DurabilityError: return OutboxError.storageFailed(error.description)
+        case is CancellationError, NetworkError.cancelled: return NetworkError.cancelled
+        default: return OutboxError.invalidMutation(Redactor().error(error))
+        }
+    }
+
+    /// Moves a failed mutation back to pending (at its place in its group's order) and tries it again now;
+    /// a pending mutation waiting out a pause after a transient failure is tried now.
+    /// - Throws: ``OutboxError/unknownMutation(_:)``; ``OutboxError/storageFailed(_:)``.
+    public func retry(_ id: OutboxMutation.ID) async throws {
+        guard var entry = entries[id.rawValue] else { throw OutboxError.unknownMutation(id) }
+        if entry.record.state == .failed {
+            var record = entry.record
+            record.state = .pending
+            record.failure = nil
+            try await rewrite(record)
+            entry = entries[id.rawValue] ?? entry
+        }
+        entry.failures = 0
+        entry.isBackingOff = false
+        entries[id.rawValue] = entry
+        backoffTasks.removeValue(forKey: id.rawValue)?.cancel()
+        wake()
+    }
+
+    /// Removes a mutation unsent (pending or failed), reported as ``OutboxOutcome/discarded(_:reason:)``.
+    /// - Throws: ``OutboxError/mutationInFlight(_:)`` while it is being sent; ``OutboxError/unknownMutation(_:)``.
+    public func discard(_ id: OutboxMutation.ID) async throws {
+        guard entries[id.rawValue] != nil else { throw OutboxError.unknownMutation(id) }
+        guard inFlight != id.rawValue else { throw OutboxError.mutationInFlight(id) }
+        try await remove(id.rawValue, outcome: { .discarded($0, reason: .requested) })
+    }
+
+    /// Removes a damaged record's file (see ``damaged``).
+    public func removeDamaged(_ record: OutboxDamagedRecord) async throws {
+        guard damagedRecords.contains(record) else { return }
+        do {
+            try await BlockingFileWork.run { [store] _ in try store.removeDamaged(record.name) }
+        } catch {
+            throw Self.enqueueError(error)
+        }
+        if let index = damagedRecords.firstIndex(of: record) {
+            damagedRecords.remove(at: index)
+            storedBytes -= Int64(record.size)
+        }
+    }
+
+    /// Stops delivering: the mutation in flight is cancelled (it stays pending and is sent again, with its
+    /// key, by the next outbox on the folder), the enqueues writing finish, the folder is released and
+    /// ``outcomes`` ends. Idempotent; the outbox refuses work afterwards (``OutboxError/closed``).
+    public func close() async {
+        guard !isClosed else { return }
+        isClosed = true
+        accountTask?.cancel()
+        for task in backoffTasks.values { task.cancel() }
+        backoffTasks.removeAll()
+        if let deliveryTask {
+            deliveryTask.cancel()
+            await deliveryTask.value
+        }
+        if writesInProgress > 0 { await withCheckedContinuation { writesDone.append($0) } }
+        lock.release()
+        broadcaster.finish()
+    }
+}

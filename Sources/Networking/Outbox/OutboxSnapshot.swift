@@ -1,0 +1,121 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// What an ``Outbox`` keeps of an endpoint when it is enqueued: the request the provider would build (its
+/// URL, method, the endpoint's headers and timeout; not the session's additional headers nor what the
+/// interceptors add when it is sent, such as the token), and its body, still to be persisted.
+struct OutboxSnapshot: Sendable {
+    /// The body still to be written into the outbox's folder.
+    enum PendingBody: Sendable {
+        case none
+        case inline(Data)
+        case file(URL)
+        case form(MultipartForm)
+    }
+
+    var record: OutboxRecord
+    var body: PendingBody
+    /// The body's size as far as it is known before it is written (a form's parts added up).
+    var estimatedBodySize: Int64
+
+    /// The snapshot of `endpoint` as `provider` builds it, or the ``OutboxError`` that refuses it.
+    init(of endpoint: some Endpoint, provider: NetworkProvider, idempotencyKeyHeader: String) throws {
+        let method = endpoint.method
+        guard ![.get, .head, .options, .trace].contains(method) else { throw OutboxError.notAMutation(method) }
+        let request: URLRequest
+        let encoded: RequestBody.Encoded?
+        do {
+            (request, encoded) = try provider.snapshotRequestAndBody(for: endpoint)
+        } catch {
+            throw OutboxError.invalidMutation(Redactor().error(error))
+        }
+        guard let url = request.url else { throw OutboxError.invalidMutation("no URL") }
+        var headers = request.allHTTPHeaderFields ?? [:]
+        let redactor = Redactor()
+        for name in headers.keys where redactor.hidesHeader(name) && name.caseInsensitiveCompare(idempotencyKeyHeader) != .orderedSame {
+            throw OutboxError.containsSecret(name: name)
+        }
+        for item in URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? [] where redactor.hidesQueryItem(named: item.name) {
+            throw OutboxError.containsSecret(name: item.name)
+        }
+        // The endpoint's own key (it sets the header) is kept; otherwise one is made now, once.
+        let ownKey = headers.first { $0.key.caseInsensitiveCompare(idempotencyKeyHeader) == .orderedSame }
+        if let ownKey { headers[ownKey.key] = nil }
+        let key = ownKey.map(\.value).flatMap { $0.isEmpty ? nil : $0 } ?? UUID().uuidString.lowercased()
+        switch encoded {
+        case .inline(let data, _)?:
+            (body, estimatedBodySize) = (.inline(data), Int64(data.count) * 4 / 3 + 4)   // base64 in the JSON payload
+        case .file(let file, _)?:
+            (body, estimatedBodySize) = (.file(file), RequestBody.sizeOfReadableRegularFile(file) ?? 0)
+        case .spooled(let form)?:
+            let sizes = form.parts.map { part -> Int64 in
+                switch part.content {
+                case .data(let data): return Int64(data.count) + 256
+                case .file(let file): return (RequestBody.sizeOfReadableRegularFile(file) ?? 0) + 256
+                }
+            }
+            (body, estimatedBodySize) = (.form(form), sizes.reduce(0, +))
+        case nil:
+            (body, estimatedBodySize) = (.none, 0)
+        }
+        let statuses = endpoint.acceptableStatusCodes
+        record = OutboxRecord(
+            id: UUID().uuidString.lowercased(), idempotencyKey: key, sequence: 0, group: nil, account: nil, method: method.rawValue,
+            url: url.absoluteString, headers: headers, body: .none, timeout: endpoint.timeout, deadline: endpoint.deadline,
+            maximumResponseSize: endpoint.maximumResponseSize, acceptableStatusCodes: statuses.sorted(),
+            requiresAuthentication: endpoint.requiresAuthentication, enqueuedAt: Date(), state: .pending, failure: nil)
+    }
+
+    /// Writes the body (a file copied, a form spooled, both flushed) and then the record into `store`;
+    /// returns the record as kept in memory (an inline body left out) and the bytes both take.
+    /// When anything fails, nothing of this mutation is left in the folder.
+    func persist(in store: OutboxStore) async throws -> (record: OutboxRecord, size: Int64) {
+        var record = self.record
+        let bodyName = record.id + ".body"
+        let bodyPath = store.bodyPath(bodyName)
+        var bodyLength: Int64 = 0
+        switch body {
+        case .none:
+            break
+        case .inline(let data):
+            record.body = .inline(data)
+        case .file(let source):
+            bodyLength = try await BlockingFileWork.run { cancellation in
+                try DurableFile.copy(from: source.path, to: bodyPath) { cancellation.isCancelled }
+            }
+            record.body = .file(name: bodyName, length: bodyLength)
+            record.headers["Content-Length"] = String(bodyLength)
+        case .form(let form):
+            let temporary = DurableFile.temporaryPath(beside: bodyPath)
+            let (contentType, length) = try await form.spool(to: URL(fileURLWithPath: temporary))
+            try await BlockingFileWork.run { _ in
+                try DurableFile.syncFile(temporary)
+                try DurableFile.move(temporary, to: bodyPath)
+            }
+            bodyLength = length
+            record.body = .file(name: bodyName, length: length)
+            HeaderFields.set(contentType, for: "Content-Type", in: &record.headers)   // the boundary always wins
+            HeaderFields.set(String(length), for: "Content-Length", in: &record.headers)
+        }
+        let written = record
+        do {
+            let size = try await BlockingFileWork.run { _ in try store.write(written) }
+            if case .inline = record.body { record.body = .inline(Data()) }   // read again when sent: memory stays flat
+            return (record, size + bodyLength)
+        } catch {
+            if record.body.isFile { try? DurableFile.remove(bodyPath) }   // our copy, which no record names
+            throw error
+        }
+    }
+}
+
+extension OutboxRecord.Body {
+    /// Whether the body is a file in the folder.
+    var isFile: Bool {
+        if case .file = self { return true }
+        return false
+    }
+}
