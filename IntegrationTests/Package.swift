@@ -44,14 +44,19 @@ let package = Package(
             name: "TrailerProbe",
             dependencies: [.product(name: "Networking", package: root)]
         ),
-        // The outbox crash test (issue 32): the driver (the test server and child processes), and the full run as a
-        // command of its own (outbox-crash.sh).
+        // The outbox crash test (issue 32): the child a driver SIGKILLs (only the library), the driver (the test
+        // server and child processes), and the full run as a command of its own (outbox-crash.sh).
+        .executableTarget(
+            name: "OutboxCrashChild",
+            dependencies: [.product(name: "Networking", package: root)]
+        ),
         .target(name: "OutboxCrashDriver", dependencies: ["TestServer"]),
         .executableTarget(name: "OutboxCrash", dependencies: ["OutboxCrashDriver"]),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
                 "TestServer",
+                "OutboxCrashDriver",
                 .product(name: "Networking", package: root),
                 .product(name: "NetworkingTestSupport", package: root),
             ]

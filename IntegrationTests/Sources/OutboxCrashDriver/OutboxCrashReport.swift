@@ -73,6 +73,7 @@ public struct OutboxCrashReport: Sendable {
         if !appliedTwice.isEmpty { failures.append("\(appliedTwice.count) mutations applied twice: \(appliedTwice.prefix(20))") }
         if !keyChanged.isEmpty { failures.append("\(keyChanged.count) mutations applied under another key than enqueue returned: \(keyChanged.prefix(20))") }
         if !unexpected.isEmpty { failures.append("\(unexpected.count) mutations applied that were never enqueued: \(unexpected.prefix(20))") }
+        if replays > kills { failures.append("\(replays) mutations sent again after their answer, for \(kills) kills: only one in flight at a kill may be") }
         if rejected > 0 { failures.append("\(rejected) requests without an idempotency key or with a wrong body") }
         if !failedOutcomes.isEmpty { failures.append("\(failedOutcomes.count) outcomes not delivered: \(failedOutcomes.prefix(5))") }
         if !finalCompleted { failures.append("the last child did not deliver everything") }

@@ -16,7 +16,12 @@ import TestServer
 /// Kill instants (a seeded generator): in turn at random, (E) right after a child printed its k-th
 /// `enqueuing` line (k in 1...5) plus 0–2 ms, or (D) right after the server received the m-th request of that life
 /// (m in 1...4) plus 0 to the response delay + 2 ms. A killed life enqueues with a pause between mutations
-/// (`enqueuePause`), so that both kinds land throughout the run; the last child does not pause.
+/// (`enqueuePause`), so that both kinds land throughout the run; the last child does not pause. Every `slowEvery`-th
+/// mutation the server applies takes `slowDelay` to answer, longer than a new child takes to start and send it
+/// again: that resend meets the first still in flight (409, tried again later).
+///
+/// Besides the promise it checks that the server replayed a stored answer at most once per kill: with one mutation
+/// in flight at a time, only the one in flight at a kill may be sent again after it was applied.
 public enum OutboxCrashRun {
     /// What to run.
     public struct Configuration: Sendable {
@@ -32,6 +37,11 @@ public enum OutboxCrashRun {
         public var seed: UInt64 = UInt64.random(in: 1...UInt64.max)
         /// How long the server takes to answer a first request, after applying it.
         public var responseDelay: TimeInterval = 0.01
+        /// Every how many applied mutations one takes ``slowDelay`` to answer (0: none), so that a new child sends it
+        /// again while the first request is still in flight (409).
+        public var slowEvery = 10
+        /// See ``slowEvery``.
+        public var slowDelay: TimeInterval = 0.3
         /// The pause between two enqueues in a killed life.
         public var enqueuePause: TimeInterval = 0.01
         /// The longest a killed life may wait for its kill instant before it is killed anyway.
@@ -53,7 +63,8 @@ public enum OutboxCrashRun {
         let started = Date()
         try? FileManager.default.removeItem(at: configuration.folder)
         try FileManager.default.createDirectory(at: configuration.folder, withIntermediateDirectories: true)
-        let server = try await OutboxServer.start(responseDelay: configuration.responseDelay)
+        let server = try await OutboxServer.start(
+            responseDelay: configuration.responseDelay, slowEvery: configuration.slowEvery, slowDelay: configuration.slowDelay)
         var report = OutboxCrashReport(seed: configuration.seed, mutations: configuration.mutations)
         var ledger = CrashLedger()
         var generator = SeededGenerator(seed: configuration.seed)

@@ -55,6 +55,7 @@ public final class IdempotencyLedger: @unchecked Sendable {
     private var applied: [Int: [String]] = [:]
     private var answers: [String: Data] = [:]
     private var inFlight: Set<String> = []
+    private var appliedCount = 0
 
     /// An empty ledger.
     public init() {}
@@ -72,8 +73,9 @@ public final class IdempotencyLedger: @unchecked Sendable {
 
     /// What to answer a request that arrived.
     public enum Decision: Equatable, Sendable {
-        /// Apply was done: make the answer (after the delay) and ``finish(key:answer:)``.
-        case apply
+        /// Applied (the `ordinal`-th mutation applied, from 1): make the answer (after the delay) and
+        /// ``finish(key:answer:)``.
+        case apply(ordinal: Int)
         /// Send this stored answer again.
         case replay(Data)
         /// 409: the first request with this key is still in flight.
@@ -100,7 +102,8 @@ public final class IdempotencyLedger: @unchecked Sendable {
             inFlight.insert(key)
             applied[number, default: []].append(key)
             arrivals.append(Arrival(number: number, key: key, disposition: .applied))
-            return .apply
+            appliedCount += 1
+            return .apply(ordinal: appliedCount)
         }
     }
 

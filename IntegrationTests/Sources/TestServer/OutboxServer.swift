@@ -10,7 +10,9 @@ import ServiceLifecycle
 /// lands while a request is in flight.
 ///
 /// `POST /outbox/apply/{n}` with the JSON body `{"n": n}` and `Idempotency-Key: <key>` → `201 {"n": n, "key": key}`
-/// after ``responseDelay``; a replay adds `Idempotent-Replayed: true`; a repeat in flight → 409; no key → 400.
+/// after the response delay (every `slowEvery`-th mutation applied: after `slowDelay`, longer than a new process
+/// takes to start and send it again, so that a repeat arrives while the first is in flight); a replay adds
+/// `Idempotent-Replayed: true`; a repeat in flight → 409; no key → 400.
 public struct OutboxServer: Sendable {
     /// The port it listens on.
     public let port: Int
@@ -22,11 +24,12 @@ public struct OutboxServer: Sendable {
     /// The base URL, `http://127.0.0.1:<port>`.
     public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    /// Starts the server; each first answer waits `responseDelay` seconds after the mutation is applied.
-    public static func start(responseDelay: TimeInterval) async throws -> OutboxServer {
+    /// Starts the server; each first answer waits `responseDelay` seconds after the mutation is applied, every
+    /// `slowEvery`-th (0: none) `slowDelay` seconds.
+    public static func start(responseDelay: TimeInterval, slowEvery: Int = 0, slowDelay: TimeInterval = 0.5) async throws -> OutboxServer {
         let ledger = IdempotencyLedger()
         let router = Router()
-        let nanoseconds = UInt64(max(0, responseDelay) * 1e9)
+        let (fast, slow) = (UInt64(max(0, responseDelay) * 1e9), UInt64(max(0, slowDelay) * 1e9))
         router.post("/outbox/apply/:n") { request, context -> Response in
             var request = request
             let body = try await request.collectBody(upTo: 1 << 16)
@@ -42,10 +45,10 @@ public struct OutboxServer: Sendable {
                 var response = created(answer)
                 if let name = HTTPField.Name("Idempotent-Replayed") { response.headers[name] = "true" }
                 return response
-            case .apply:
+            case .apply(let ordinal):
                 // The mutation is applied; its answer takes a while. A client killed now never hears it, and the
                 // answer is stored all the same (a cancelled sleep ends early: the answer must not be lost).
-                do { try await Task.sleep(nanoseconds: nanoseconds) } catch {}
+                do { try await Task.sleep(nanoseconds: slowEvery > 0 && ordinal % slowEvery == 0 ? slow : fast) } catch {}
                 let answer = (try? JSONSerialization.data(withJSONObject: ["n": number, "key": key ?? ""], options: [.sortedKeys])) ?? Data()
                 ledger.finish(key: key ?? "", answer: answer)
                 return created(answer)
