@@ -16,7 +16,8 @@ log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 
 expected=(build-request concurrent-provider concurrent-raw sequential-provider sequential-raw
-          storm-100-expired storm-100-jwt storm-100-valid storm-1000-expired storm-1000-jwt storm-1000-valid)
+          storm-100-expired storm-100-jwt storm-100-valid storm-1000-expired storm-1000-jwt storm-1000-valid
+          outbox-enqueue fsync-write-1k outbox-replay outbox-direct)
 
 echo "== benchmarks: build and smoke run (BENCHMARK_SMOKE=1)"
 started=$SECONDS

@@ -40,6 +40,15 @@
 #   storm-1000-jwt: <1,000 requests whose JWT access token expired by the clock ÷ valid>x
 #   refreshes: storm-100 <n>, storm-1000 <n>, storm-1000-jwt <n> (expected 1 each)
 #   401s: storm-1000 <n> (up to 1000), storm-1000-jwt <n> (expected 0: the expiry is known)
+#   outbox-enqueue: <a persisted Outbox.enqueue (1 KB JSON body) ÷ one fsync'd 1 KB file write, medians>x
+#   outbox-replay: <delivering 1,000 queued mutations ÷ sending the same 1,000 directly through the provider>x
+#                  (both through the mock transport; issue 32's target: at most 1.10x)
+#
+# Before the wall clock, natively (release probe):
+#
+#   outbox-memory: <B> B per queued mutation       peak RSS growth while an Outbox takes 10,000 mutations with 4 KB
+#                                                  bodies (never delivered), and while a new Outbox opens their folder:
+#                                                  the bodies stay on disk (issue 32: memory flat)
 #
 # Usage, from anywhere:   bash Benchmarks/compare.sh
 # Figures per request (median time, allocations, bytes, peak RSS) go to stderr as a table. Set
@@ -156,6 +165,10 @@ done
 worst="$(printf '%s\n' "${growths[@]}" | sort -n | tail -n 1)"
 echo "hostile-rss: $worst MiB (peak RSS growth, worst of ${growths[*]} MiB; 1 GiB close-delimited, default 64 MiB limit, release)"
 
+# --- Memory with 10,000 mutations queued in an outbox ----------------------------------------------------
+echo "== queueing 10,000 mutations in an outbox: peak RSS growth (the probe, natively)" >&2
+"$probe" outbox-memory 10000
+
 # --- Wall clock (package-benchmark) ---------------------------------------------------------------------
 # Build unpinned (both CPUs): the plugin, its tool and the benchmark executable. `benchmark list` builds
 # everything the run needs, so the pinned run below only measures.
@@ -195,6 +208,11 @@ awk -F, -v table=/dev/stderr '
     if (pct == 100) p100[test, metric] = value
   }
   function median(test) { return p50[test, "Time(wallclock)"] }
+  function per_operation(test,    r) {
+    r = p50[test, "requestsperiteration"]
+    if (r == "" || r == 0 || median(test) == "") return ""
+    return median(test) / r
+  }
   function ratio(name, numerator, denominator,    a, b) {
     a = median(numerator); b = median(denominator)
     if (a == "" || b == "" || b == 0) { printf "%s: missing (%s, %s)\n", name, numerator, denominator; bad = 1; return }
@@ -214,9 +232,15 @@ awk -F, -v table=/dev/stderr '
     ratio("storm-1000-jwt", "storm-1000-jwt", "storm-1000-valid")
     printf "refreshes: storm-100 %s, storm-1000 %s, storm-1000-jwt %s (expected 1 each)\n", refreshes("storm-100-expired"), refreshes("storm-1000-expired"), refreshes("storm-1000-jwt")
     printf "401s: storm-1000 %s (up to 1000), storm-1000-jwt %s (expected 0: the expiry is known)\n", counted("storm-1000-expired", "unauthorized", ""), counted("storm-1000-jwt", "unauthorized", 0)
+    a = per_operation("outbox-enqueue"); b = per_operation("fsync-write-1k")
+    if (a == "" || b == "" || b == 0) { print "outbox-enqueue: missing (outbox-enqueue, fsync-write-1k)"; bad = 1 }
+    else printf "outbox-enqueue: %.2fx (a persisted enqueue %.0f µs ÷ one fsync\047d 1 KB file write %.0f µs, medians)\n", a / b, a / 1e3, b / 1e3
+    a = median("outbox-replay"); b = median("outbox-direct")
+    if (a == "" || b == "" || b == 0) { print "outbox-replay: missing (outbox-replay, outbox-direct)"; bad = 1 }
+    else printf "outbox-replay: %.2fx (1,000 queued mutations delivered in %.1f ms ÷ the same 1,000 sent directly in %.1f ms, medians; target ≤ 1.10x)\n", a / b, a / 1e6, b / 1e6
 
     printf "\n%-20s %9s %14s %11s %11s %12s %10s %10s\n", "benchmark", "requests", "p50 time/iter", "p50 µs/req", "p0 µs/req", "mallocs/req", "bytes/req", "peak RSS" > table
-    n = split("sequential-raw sequential-provider concurrent-raw concurrent-provider build-request storm-100-valid storm-100-expired storm-100-jwt storm-1000-valid storm-1000-expired storm-1000-jwt", order, " ")
+    n = split("sequential-raw sequential-provider concurrent-raw concurrent-provider build-request storm-100-valid storm-100-expired storm-100-jwt storm-1000-valid storm-1000-expired storm-1000-jwt outbox-enqueue fsync-write-1k outbox-replay outbox-direct", order, " ")
     for (i = 1; i <= n; i++) {
       t = order[i]; r = p50[t, "requestsperiteration"]
       if (r == "" || r == 0) continue

@@ -46,6 +46,7 @@ let benchmarks: @Sendable () -> Void = {
     registerRequestBenchmarks()
     registerBuildBenchmark()
     registerStormBenchmarks()
+    registerOutboxBenchmarks()
 }
 
 // MARK: - Raw URLSession against the provider
