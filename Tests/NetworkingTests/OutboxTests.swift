@@ -65,7 +65,8 @@ struct OutboxTests {
 
         let small = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: small) }
-        let bytes = try Outbox(folder: small, provider: server.makeProvider(connectivity: connectivity), configuration: outboxConfiguration(maximumBytes: 4_000))
+        let bytes = try Outbox(
+            folder: small, provider: server.makeProvider(connectivity: connectivity), configuration: outboxConfiguration(maximumBytes: 4_000))
         try await bytes.enqueue(OutboxWrite.note(1))
         let large = OutboxWrite(body: .data(Data(repeating: 1, count: 5_000), contentType: "application/octet-stream"))
         await #expect {
