@@ -115,7 +115,7 @@ extension Outbox {
         }
         do {
             let response = try await provider.response(endpoint)
-            try? await remove(id, outcome: { .delivered($0, response) })   // a record that stays is sent again, with its key
+            try? await remove(id, durably: false, outcome: { .delivered($0, response) })   // a record that stays is sent again, with its key
         } catch {
             await settle(id, after: error)
         }
@@ -191,17 +191,18 @@ extension Outbox {
         entries[record.id]?.record = record
     }
 
-    /// Removes the mutation `id` from the folder and the outbox, then reports `outcome` of it.
-    func remove(_ id: String, outcome: (OutboxMutation) -> OutboxOutcome) async throws {
+    /// Removes the mutation `id` from the folder (`durably`: see ``OutboxStore/remove(_:durably:)``) and the
+    /// outbox, then reports `outcome` of it.
+    func remove(_ id: String, durably: Bool = true, outcome: (OutboxMutation) -> OutboxOutcome) async throws {
         guard let entry = entries[id] else { return }
         do {
-            try await BlockingFileWork.run { [store] _ in try store.remove(entry.record) }
+            try await BlockingFileWork.run { [store] _ in try store.remove(entry.record, durably: durably) }
         } catch {
             throw Self.enqueueError(error)
         }
         guard entries.removeValue(forKey: id) != nil else { return }
         storedBytes -= entry.size
-        lanes[entry.lane]?.removeAll { $0 == id }
+        if let index = lanes[entry.lane]?.firstIndex(of: id) { lanes[entry.lane]?.remove(at: index) }   // usually the head
         if lanes[entry.lane]?.isEmpty == true { lanes[entry.lane] = nil }
         backoffTasks.removeValue(forKey: id)?.cancel()
         broadcaster.send(outcome(entry.record.mutation(size: entry.size)))
