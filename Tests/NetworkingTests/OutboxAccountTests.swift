@@ -62,6 +62,20 @@ struct OutboxAccountTests {
         await outbox.close()
     }
 
+    @Test("nothing secret reaches the disk: the token an interceptor adds at send time is in no file of the outbox's folder")
+    func noTokenOnDisk() async throws {
+        let folder = try makeScratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let auth = makeAuth(signedIn: "alice")
+        let outbox = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity, interceptor: auth))
+        let mutation = try await outbox.enqueue(OutboxWrite.note(1, authenticated: true))
+        await outbox.close()
+        let record = try Data(contentsOf: folder.appendingPathComponent("records/\(mutation.id).mutation"))
+        #expect(record.range(of: Data("token-alice".utf8)) == nil)
+        #expect(record.range(of: Data("Authorization".utf8)) == nil)
+        #expect(record.range(of: Data(mutation.idempotencyKey.utf8)) != nil)
+    }
+
     @Test("sign-out with pending mutations, discard: each is reported discarded (accountChanged) and never sent")
     func signOutDiscards() async throws {
         let folder = try makeScratchFolder()

@@ -80,7 +80,7 @@ struct OutboxTests {
         await bytes.close()
     }
 
-    @Test("a safe method is not a mutation (RFC 9110 §9.2.1); a secret header or query value is never written to disk")
+    @Test("refused at enqueue, nothing written: a safe method (RFC 9110 §9.2.1), a secret header or query value, a missing body file")
     func refusesUnsafeSnapshots() async throws {
         let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -91,6 +91,13 @@ struct OutboxTests {
         }
         await #expect(throws: OutboxError.containsSecret(name: "X-Amz-Signature")) {
             try await outbox.enqueue(OutboxWrite(queryItems: [URLQueryItem(name: "X-Amz-Signature", value: "abc")]))
+        }
+        let missing = folder.appendingPathComponent("missing.jpg")
+        await #expect {
+            try await outbox.enqueue(OutboxWrite(body: .file(missing, contentType: "image/jpeg")))
+        } throws: { error in
+            if case OutboxError.invalidMutation = error { return true }
+            return false
         }
         #expect(recordFiles(in: folder).isEmpty)
         await outbox.close()
