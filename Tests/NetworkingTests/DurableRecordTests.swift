@@ -124,35 +124,37 @@ struct DurableRecordTests {
         second.release()
     }
 
-    @Test("A lock held by another process refuses this one, and is released when that process is killed")
-    func folderLockAcrossProcesses() throws {
-        let url = try makeScratchFolder()
-        defer { try? FileManager.default.removeItem(at: url) }
-        // flock(1) holds the lock file in a child process (util-linux); skip where it is missing.
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/flock") else { return }
-        let lockFile = url.appendingPathComponent(DurableFolderLock.fileName).path
-        let ready = url.appendingPathComponent("ready").path
-        let child = Process()
-        // The shell opens the lock file, locks it with flock(1) and becomes `sleep`, which holds the lock.
-        child.executableURL = URL(fileURLWithPath: "/bin/sh")
-        child.arguments = ["-c", "exec 9>>'\(lockFile)'; flock -x 9 && touch '\(ready)' && exec sleep 600"]
-        try child.run()
-        defer { if child.isRunning { kill(child.processIdentifier, SIGKILL) } }
-        var waited = 0
-        while !FileManager.default.fileExists(atPath: ready) && waited < 60_000 {
-            usleep(1_000)
-            waited += 1
+    #if os(macOS) || os(Linux)
+        @Test("A lock held by another process refuses this one, and is released when that process is killed")
+        func folderLockAcrossProcesses() throws {
+            let url = try makeScratchFolder()
+            defer { try? FileManager.default.removeItem(at: url) }
+            // flock(1) holds the lock file in a child process (util-linux); skip where it is missing.
+            guard FileManager.default.isExecutableFile(atPath: "/usr/bin/flock") else { return }
+            let lockFile = url.appendingPathComponent(DurableFolderLock.fileName).path
+            let ready = url.appendingPathComponent("ready").path
+            let child = Process()
+            // The shell opens the lock file, locks it with flock(1) and becomes `sleep`, which holds the lock.
+            child.executableURL = URL(fileURLWithPath: "/bin/sh")
+            child.arguments = ["-c", "exec 9>>'\(lockFile)'; flock -x 9 && touch '\(ready)' && exec sleep 600"]
+            try child.run()
+            defer { if child.isRunning { kill(child.processIdentifier, SIGKILL) } }
+            var waited = 0
+            while !FileManager.default.fileExists(atPath: ready) && waited < 60_000 {
+                usleep(1_000)
+                waited += 1
+            }
+            try #require(FileManager.default.fileExists(atPath: ready))
+            #expect(throws: DurabilityError.folderInUse(path: url.path)) { try DurableFolderLock(folder: url.path) }
+            kill(child.processIdentifier, SIGKILL)
+            child.waitUntilExit()
+            // the kernel releases the lock as the killed process's descriptors close
+            var lock: DurableFolderLock?
+            for _ in 0..<60_000 where lock == nil {
+                lock = try? DurableFolderLock(folder: url.path)
+                if lock == nil { usleep(1_000) }
+            }
+            #expect(lock?.isHeld == true)
         }
-        try #require(FileManager.default.fileExists(atPath: ready))
-        #expect(throws: DurabilityError.folderInUse(path: url.path)) { try DurableFolderLock(folder: url.path) }
-        kill(child.processIdentifier, SIGKILL)
-        child.waitUntilExit()
-        // the kernel releases the lock as the killed process's descriptors close
-        var lock: DurableFolderLock?
-        for _ in 0..<60_000 where lock == nil {
-            lock = try? DurableFolderLock(folder: url.path)
-            if lock == nil { usleep(1_000) }
-        }
-        #expect(lock?.isHeld == true)
-    }
+    #endif
 }

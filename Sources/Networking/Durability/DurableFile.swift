@@ -99,11 +99,13 @@ package enum DurableFile {
         try syncFolder(of: path)
     }
 
-    /// Removes the file at `path` durably (a missing file is not an error): when this returns, a crash
-    /// does not bring it back.
-    package static func remove(_ path: String) throws(DurabilityError) {
+    /// Removes the file at `path` (a missing file is not an error). With `syncsFolder` (the default) the
+    /// removal is durable when this returns: not even a power loss brings the file back. Without it, a
+    /// killed process cannot bring it back either (the kernel has it), but a power loss may: pass `false`
+    /// only where a file that comes back is harmless (say, an acknowledged record sent again with its key).
+    package static func remove(_ path: String, syncsFolder: Bool = true) throws(DurabilityError) {
         guard unlink(path) == 0 || errno == ENOENT else { throw .failed("unlink", path) }
-        try syncFolder(of: path)
+        if syncsFolder { try syncFolder(of: path) }
     }
 
     /// Flushes the folder that holds `path`, so that a rename or removal in it survives a power loss.

@@ -62,9 +62,10 @@ package struct DurableRecordFolder: Sendable {
         try DurableFile.write(bytes, to: path)
     }
 
-    /// Removes the record `name` (without the extension) durably.
-    package func remove(named name: String) throws(DurabilityError) {
-        try DurableFile.remove(recordPath(name))
+    /// Removes the record `name` (without the extension), durably unless `syncsFolder` is `false` (see
+    /// ``DurableFile/remove(_:syncsFolder:)``).
+    package func remove(named name: String, syncsFolder: Bool = true) throws(DurabilityError) {
+        try DurableFile.remove(recordPath(name), syncsFolder: syncsFolder)
     }
 
     /// Reads every record of the folder (the folder missing reads as empty), removing stray temporary files.

@@ -72,8 +72,13 @@ extension Outbox {
         return ((try? await auth.currentAccount()) ?? nil) == account   // a store that cannot be read: not (yet) current
     }
 
-    /// Under ``OutboxAccountPolicy/discard``: the account signed out or was switched away from.
+    /// The signed-in account changed to `account`: its paused mutations go now; under
+    /// ``OutboxAccountPolicy/discard`` every other account's mutations are discarded.
     func accountDidChange(to account: String?) async {
+        for (id, entry) in entries where entry.record.account != nil && entry.record.account == account && entry.isBackingOff {
+            backoffTasks.removeValue(forKey: id)?.cancel()   // its account is back: try it now
+            entries[id]?.isBackingOff = false
+        }
         if configuration.accountPolicy == .discard {
             let others = Set(entries.values.compactMap(\.record.account)).filter { $0 != account }
             for other in others { await discardAll(of: other) }
@@ -110,7 +115,7 @@ extension Outbox {
         }
         do {
             let response = try await provider.response(endpoint)
-            try? await remove(id, outcome: { .delivered($0, response) })   // a record that stays is sent again, with its key
+            try? await remove(id, durably: false, outcome: { .delivered($0, response) })   // a record that stays is sent again, with its key
         } catch {
             await settle(id, after: error)
         }
@@ -134,7 +139,8 @@ extension Outbox {
                 try? await remove(id, outcome: { .discarded($0, reason: .accountChanged) })
                 await discardAll(of: account)
             }
-            return   // held: chosen again once its account is signed in again
+            pause(id, failures: 1)   // held: paused (no busy loop), and tried again when its account signs in
+            return
         }
         if configuration.isFailedForGood(error) {
             var record = entry.record
@@ -149,9 +155,15 @@ extension Outbox {
             return
         }
         entry.failures += 1
-        entry.isBackingOff = true
         entries[id] = entry
-        let delay = configuration.retryDelay(entry.failures)
+        pause(id, failures: entry.failures)
+    }
+
+    /// Keeps the mutation `id` from being chosen for ``OutboxConfiguration/retryDelay`` after its
+    /// `failures`-th failure (cancellable: ``Outbox/retry(_:)``, an account change or closing ends it).
+    private func pause(_ id: String, failures: Int) {
+        entries[id]?.isBackingOff = true
+        let delay = configuration.retryDelay(failures)
         let sleep = configuration.sleep
         backoffTasks[id]?.cancel()
         backoffTasks[id] = Task { [weak self] in
@@ -179,17 +191,18 @@ extension Outbox {
         entries[record.id]?.record = record
     }
 
-    /// Removes the mutation `id` from the folder and the outbox, then reports `outcome` of it.
-    func remove(_ id: String, outcome: (OutboxMutation) -> OutboxOutcome) async throws {
+    /// Removes the mutation `id` from the folder (`durably`: see ``OutboxStore/remove(_:durably:)``) and the
+    /// outbox, then reports `outcome` of it.
+    func remove(_ id: String, durably: Bool = true, outcome: (OutboxMutation) -> OutboxOutcome) async throws {
         guard let entry = entries[id] else { return }
         do {
-            try await BlockingFileWork.run { [store] _ in try store.remove(entry.record) }
+            try await BlockingFileWork.run { [store] _ in try store.remove(entry.record, durably: durably) }
         } catch {
             throw Self.enqueueError(error)
         }
         guard entries.removeValue(forKey: id) != nil else { return }
         storedBytes -= entry.size
-        lanes[entry.lane]?.removeAll { $0 == id }
+        if let index = lanes[entry.lane]?.firstIndex(of: id) { lanes[entry.lane]?.remove(at: index) }   // usually the head
         if lanes[entry.lane]?.isEmpty == true { lanes[entry.lane] = nil }
         backoffTasks.removeValue(forKey: id)?.cancel()
         broadcaster.send(outcome(entry.record.mutation(size: entry.size)))

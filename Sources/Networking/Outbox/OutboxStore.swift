@@ -88,10 +88,12 @@ struct OutboxStore: Sendable {
         }
     }
 
-    /// Removes `record` and then its body file, durably.
-    func remove(_ record: OutboxRecord) throws(DurabilityError) {
-        try records.remove(named: record.id)
-        if case .file(let name, _) = record.body { try DurableFile.remove(bodyPath(name)) }
+    /// Removes `record` and then its body file. `durably` (a discard: it must never come back) flushes the
+    /// folder; an acknowledged record need not be (a power loss may bring it back, and it is sent again
+    /// with its key, which the server answers as before; a killed process cannot bring it back).
+    func remove(_ record: OutboxRecord, durably: Bool = true) throws(DurabilityError) {
+        try records.remove(named: record.id, syncsFolder: durably)
+        if case .file(let name, _) = record.body { try DurableFile.remove(bodyPath(name), syncsFolder: durably) }
     }
 
     /// Removes the damaged record file `name` (and a body of that name).
