@@ -7,13 +7,13 @@ extension Outbox {
         guard !isClosed, deliveryTask == nil else { return }
         let stream = wakeSignal.stream
         deliveryTask = Task { await self.deliverUntilClosed(wakes: stream) }
-        let changes = provider.authInterceptors.map { $0.accountChanges.subscribe() }
+        let changes = provider.authInterceptors.map { ($0, $0.accountChanges.subscribe()) }
         guard !changes.isEmpty else { return }
         accountTask = Task { [weak self] in
             await withTaskGroup(of: Void.self) { group in
-                for change in changes {
+                for (auth, change) in changes {
                     group.addTask { [weak self] in
-                        for await account in change { await self?.accountDidChange(to: account) }
+                        for await account in change { await self?.accountDidChange(to: account, with: auth) }
                     }
                 }
             }
@@ -35,7 +35,12 @@ extension Outbox {
             }
             let connectivity = provider.connectivity
             if !connectivity.isOnline {
-                do { try await connectivity.waitUntilOnline() } catch { return }
+                do {
+                    try await connectivity.waitUntilOnline()
+                } catch {
+                    if isClosed || Task.isCancelled { return }
+                    do { try await configuration.sleep(configuration.retryDelay(1)) } catch { return }   // a custom wait failed: try again later
+                }
                 continue   // the world may have changed while offline: choose again
             }
             await deliver(id)
@@ -49,46 +54,89 @@ extension Outbox {
         var candidates: [(lane: Lane, entry: Entry)] = []
         for (lane, ids) in lanes {
             guard let head = ids.lazy.compactMap({ self.entries[$0] }).first(where: { $0.record.state == .pending }) else { continue }
-            if head.isBackingOff { continue }
+            if head.isBackingOff || busy.contains(head.record.id) { continue }
             if let writing = writing[lane]?.min(), writing < head.record.sequence { continue }
             candidates.append((lane, head))
         }
         for (lane, head) in candidates.sorted(by: { $0.entry.record.sequence < $1.entry.record.sequence }) {
             guard let account = lane.account else { return head.record.id }
-            if await isCurrent(account, for: head.record) {
-                if entries[head.record.id]?.record.state == .pending { return head.record.id }
+            let auth = interceptor(of: head.record)
+            switch await match(account, with: auth) {
+            case .current:
+                if entries[head.record.id]?.record.state == .pending, !busy.contains(head.record.id) { return head.record.id }
                 continue   // discarded or settled while the account was read
+            case .another:
+                if configuration.accountPolicy == .discard, let auth { await discardAll(of: account, with: auth) }
+            case .unknown:
+                if configuration.accountPolicy == .discard, isDismissed(head.record), let auth { await discardAll(of: account, with: auth) }   // nobody signed in, the session expired, or the store cannot be read: held
             }
-            if configuration.accountPolicy == .discard { await discardAll(of: account) }
         }
         return nil
     }
 
-    /// Whether `account` is the one signed in with the interceptor that would attach `record`'s token.
-    private func isCurrent(_ account: String, for record: OutboxRecord) async -> Bool {
-        guard let url = URL(string: record.url),
-            let auth = provider.authInterceptor(for: url, requiresAuthentication: record.requiresAuthentication)
-        else { return true }   // no token attached: no account to match
-        return ((try? await auth.currentAccount()) ?? nil) == account   // a store that cannot be read: not (yet) current
+    /// How an account matches the one signed in with the interceptor that attaches its token.
+    enum AccountMatch {
+        /// It is signed in (or no token is attached).
+        case current
+        /// Another account is signed in.
+        case another
+        /// Nobody is signed in, the session expired, or the credential store cannot be read.
+        case unknown
     }
 
-    /// The signed-in account changed to `account`: its paused mutations go now; under
-    /// ``OutboxAccountPolicy/discard`` every other account's mutations are discarded.
-    func accountDidChange(to account: String?) async {
+    /// An account signed out of (or switched away from) an interceptor, under ``OutboxAccountPolicy/discard``.
+    struct Dismissal: Hashable {
+        let interceptor: ObjectIdentifier
+        let account: String
+    }
+
+    /// Whether `record` belongs to an account signed out of its interceptor under `.discard`.
+    func isDismissed(_ record: OutboxRecord) -> Bool {
+        guard let account = record.account, let auth = interceptor(of: record) else { return false }
+        return dismissed.contains(Dismissal(interceptor: ObjectIdentifier(auth), account: account))
+    }
+
+    /// The interceptor that attaches `record`'s token, if any.
+    func interceptor(of record: OutboxRecord) -> AuthInterceptor? {
+        guard let url = URL(string: record.url) else { return nil }
+        return provider.authInterceptor(for: url, requiresAuthentication: record.requiresAuthentication)
+    }
+
+    /// Whether `account` is the one signed in with `auth`.
+    private func match(_ account: String, with auth: AuthInterceptor?) async -> AccountMatch {
+        guard let auth else { return .current }   // no token attached: no account to match
+        do {
+            guard let current = try await auth.currentAccount() else { return .unknown }
+            return current == account ? .current : .another
+        } catch {
+            return .unknown   // a store error (a locked Keychain) is no account change: held, never discarded
+        }
+    }
+
+    /// `auth`'s signed-in account changed to `account`: its paused mutations go now; under
+    /// ``OutboxAccountPolicy/discard`` the mutations of other accounts bound to `auth` (not another
+    /// interceptor's) are discarded.
+    func accountDidChange(to account: String?, with auth: AuthInterceptor) async {
         for (id, entry) in entries where entry.record.account != nil && entry.record.account == account && entry.isBackingOff {
             backoffTasks.removeValue(forKey: id)?.cancel()   // its account is back: try it now
             entries[id]?.isBackingOff = false
         }
         if configuration.accountPolicy == .discard {
-            let others = Set(entries.values.compactMap(\.record.account)).filter { $0 != account }
-            for other in others { await discardAll(of: other) }
+            let others = Set(entries.values.filter { interceptor(of: $0.record) === auth }.compactMap(\.record.account)).filter { $0 != account }
+            if let account { dismissed.remove(Dismissal(interceptor: ObjectIdentifier(auth), account: account)) }
+            for other in others {
+                dismissed.insert(Dismissal(interceptor: ObjectIdentifier(auth), account: other))
+                await discardAll(of: other, with: auth)
+            }
         }
         wake()
     }
 
-    /// Removes every mutation of `account` (but one in flight, which its own check stops) as discarded.
-    private func discardAll(of account: String) async {
-        let ids = entries.values.filter { $0.record.account == account && $0.record.id != inFlight }.sorted { $0.record.sequence < $1.record.sequence }
+    /// Removes every mutation of `account` bound to `auth` (but one in flight, which its own check stops) as
+    /// discarded.
+    private func discardAll(of account: String, with auth: AuthInterceptor) async {
+        let ids = entries.values.filter { $0.record.account == account && $0.record.id != inFlight && interceptor(of: $0.record) === auth }
+            .sorted { $0.record.sequence < $1.record.sequence }
         for entry in ids where entries[entry.record.id] != nil {
             try? await remove(entry.record.id, outcome: { .discarded($0, reason: .accountChanged) })   // a failed removal is tried again next time
         }
@@ -109,13 +157,21 @@ extension Outbox {
                 await markDamaged(entry, reason: "the stored request cannot be rebuilt")
                 return
             }
+        case .failure(.unreadable):
+            entries[id]?.failures += 1   // a read error is not damage: the group waits for it, in order
+            pause(id, failures: entries[id]?.failures ?? 1)
+            return
         case .failure(let damage):
             await markDamaged(entry, reason: damage.description)
             return
         }
         do {
             let response = try await provider.response(endpoint)
-            try? await remove(id, durably: false, outcome: { .delivered($0, response) })   // a record that stays is sent again, with its key
+            do {
+                try await remove(id, durably: false, outcome: { .delivered($0, response) })
+            } catch {
+                forget(id, outcome: { .delivered($0, response) })   // its record stays on disk: the next outbox sends it again, with its key
+            }
         } catch {
             await settle(id, after: error)
         }
@@ -134,12 +190,16 @@ extension Outbox {
     private func settle(_ id: String, after error: any Error) async {
         guard var entry = entries[id] else { return }
         if isClosed || Task.isCancelled { return }   // closing: it stays pending, sent again by the next outbox
-        if case OutboxError.accountChanged(let account) = error {
-            if configuration.accountPolicy == .discard {   // this one (in flight) and the account's others
-                try? await remove(id, outcome: { .discarded($0, reason: .accountChanged) })
-                await discardAll(of: account)
+        if case OutboxError.accountChanged = error {
+            if configuration.accountPolicy == .discard, isDismissed(entry.record) {   // its account was signed out
+                do {
+                    try await remove(id, outcome: { .discarded($0, reason: .accountChanged) })
+                    return
+                } catch {}   // held: tried again
             }
-            pause(id, failures: 1)   // held: paused (no busy loop), and tried again when its account signs in
+            // Held: paused (no busy loop), tried again when its account signs in; under `.discard` it is
+            // discarded once another account is known to be signed in (never on a store error or expiry).
+            pause(id, failures: 1)
             return
         }
         if configuration.isFailedForGood(error) {
@@ -193,19 +253,29 @@ extension Outbox {
 
     /// Removes the mutation `id` from the folder (`durably`: see ``OutboxStore/remove(_:durably:)``) and the
     /// outbox, then reports `outcome` of it.
+    /// - Throws: ``OutboxError/mutationInFlight(_:)`` while a retry or another removal works on its file.
     func remove(_ id: String, durably: Bool = true, outcome: (OutboxMutation) -> OutboxOutcome) async throws {
         guard let entry = entries[id] else { return }
+        guard busy.insert(id).inserted else { throw OutboxError.mutationInFlight(OutboxMutation.ID(rawValue: id)) }
+        defer { busy.remove(id) }
         do {
             try await BlockingFileWork.run { [store] _ in try store.remove(entry.record, durably: durably) }
         } catch {
             throw Self.enqueueError(error)
         }
-        guard entries.removeValue(forKey: id) != nil else { return }
+        forget(id, outcome: outcome)
+    }
+
+    /// Drops the mutation `id` from the outbox (not from the folder), reports `outcome` of it and wakes the
+    /// delivery loop (the next of its group may go).
+    func forget(_ id: String, outcome: (OutboxMutation) -> OutboxOutcome) {
+        guard let entry = entries.removeValue(forKey: id) else { return }
         storedBytes -= entry.size
         if let index = lanes[entry.lane]?.firstIndex(of: id) { lanes[entry.lane]?.remove(at: index) }   // usually the head
         if lanes[entry.lane]?.isEmpty == true { lanes[entry.lane] = nil }
         backoffTasks.removeValue(forKey: id)?.cancel()
         broadcaster.send(outcome(entry.record.mutation(size: entry.size)))
+        wake()
     }
 
     /// A record that no longer reads (changed on disk after the outbox opened it): reported, not sent.

@@ -59,6 +59,8 @@ public actor Outbox {
     var nextSequence: UInt64 = 1
     var damagedRecords: [OutboxDamagedRecord]
     var inFlight: String?
+    var dismissed: Set<Dismissal> = []   // under `.discard`: the accounts signed out of an interceptor
+    var busy: Set<String> = []   // mutations whose file a retry or a removal is rewriting or removing
     var isClosed = false
     var deliveryTask: Task<Void, Never>?
     var accountTask: Task<Void, Never>?
@@ -139,7 +141,9 @@ public actor Outbox {
     ///
     /// - Throws: ``OutboxError/full(count:bytes:)`` when the outbox is full (nothing is dropped);
     ///   ``OutboxError/notAMutation(_:)``, ``OutboxError/containsSecret(name:)``,
-    ///   ``OutboxError/invalidMutation(_:)``, ``OutboxError/storageFailed(_:)``, ``OutboxError/closed``, or
+    ///   ``OutboxError/invalidMutation(_:)``, ``OutboxError/storageFailed(_:)``, ``OutboxError/closed``,
+    ///   ``OutboxError/notSignedIn`` or ``OutboxError/credentialsUnavailable(_:)`` (an endpoint that needs an
+    ///   ``AuthInterceptor``'s token when no account is known), or
     ///   ``NetworkError/cancelled`` when the calling task is cancelled before the mutation was persisted.
     @discardableResult
     public func enqueue(_ endpoint: some Endpoint, group: String? = nil) async throws -> OutboxMutation {
@@ -147,7 +151,14 @@ public actor Outbox {
         var snapshot = try OutboxSnapshot(of: endpoint, provider: provider, idempotencyKeyHeader: configuration.idempotencyKeyHeader)
         let url = URL(string: snapshot.record.url)
         if let url, let auth = provider.authInterceptor(for: url, requiresAuthentication: snapshot.record.requiresAuthentication) {
-            snapshot.record.account = try await auth.currentAccount()
+            let account: String?
+            do {
+                account = try await auth.currentAccount()
+            } catch {
+                throw OutboxError.credentialsUnavailable(Redactor().error(error))
+            }
+            guard let account else { throw OutboxError.notSignedIn }   // never sent later with whoever signs in next
+            snapshot.record.account = account
         }
         guard !isClosed else { throw OutboxError.closed }
         let estimated = snapshot.estimatedBodySize + 1_024
@@ -217,15 +228,21 @@ public actor Outbox {
 
     /// Moves a failed mutation back to pending (at its place in its group's order) and tries it again now;
     /// a pending mutation waiting out a pause after a transient failure is tried now.
-    /// - Throws: ``OutboxError/unknownMutation(_:)``; ``OutboxError/storageFailed(_:)``.
+    /// - Throws: ``OutboxError/unknownMutation(_:)``; ``OutboxError/mutationInFlight(_:)`` while it is
+    ///   being rewritten or removed; ``OutboxError/storageFailed(_:)``; ``OutboxError/closed``.
     public func retry(_ id: OutboxMutation.ID) async throws {
+        guard !isClosed else { throw OutboxError.closed }
         guard var entry = entries[id.rawValue] else { throw OutboxError.unknownMutation(id) }
+        guard !busy.contains(id.rawValue) else { throw OutboxError.mutationInFlight(id) }
         if entry.record.state == .failed {
             var record = entry.record
             record.state = .pending
             record.failure = nil
+            busy.insert(id.rawValue)
+            defer { busy.remove(id.rawValue) }
             try await rewrite(record)
-            entry = entries[id.rawValue] ?? entry
+            guard let current = entries[id.rawValue] else { throw OutboxError.unknownMutation(id) }
+            entry = current
         }
         entry.failures = 0
         entry.isBackingOff = false
@@ -235,15 +252,19 @@ public actor Outbox {
     }
 
     /// Removes a mutation unsent (pending or failed), reported as ``OutboxOutcome/discarded(_:reason:)``.
-    /// - Throws: ``OutboxError/mutationInFlight(_:)`` while it is being sent; ``OutboxError/unknownMutation(_:)``.
+    /// - Throws: ``OutboxError/mutationInFlight(_:)`` while it is being sent, rewritten or removed;
+    ///   ``OutboxError/unknownMutation(_:)``; ``OutboxError/storageFailed(_:)``; ``OutboxError/closed``.
     public func discard(_ id: OutboxMutation.ID) async throws {
+        guard !isClosed else { throw OutboxError.closed }
         guard entries[id.rawValue] != nil else { throw OutboxError.unknownMutation(id) }
-        guard inFlight != id.rawValue else { throw OutboxError.mutationInFlight(id) }
+        guard inFlight != id.rawValue, !busy.contains(id.rawValue) else { throw OutboxError.mutationInFlight(id) }
         try await remove(id.rawValue, outcome: { .discarded($0, reason: .requested) })
     }
 
-    /// Removes a damaged record's file (see ``damaged``).
+    /// Removes a damaged record's file and its body file (see ``damaged``).
+    /// - Throws: ``OutboxError/storageFailed(_:)``; ``OutboxError/closed``.
     public func removeDamaged(_ record: OutboxDamagedRecord) async throws {
+        guard !isClosed else { throw OutboxError.closed }
         guard damagedRecords.contains(record) else { return }
         do {
             try await BlockingFileWork.run { [store] _ in try store.removeDamaged(record.name) }

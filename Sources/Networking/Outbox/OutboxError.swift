@@ -29,8 +29,15 @@ public enum OutboxError: Error, Sendable, Equatable, CustomStringConvertible {
     /// none): the token was not attached and nothing was sent. Thrown by ``AuthInterceptor`` while it adapts
     /// a mutation's request, so that one account's write never leaves with another account's token.
     case accountChanged(expected: String)
-    /// The outbox was closed.
+    /// The outbox was closed: it no longer reads or writes its folder (a successor may own it).
     case closed
+    /// The endpoint needs a token from an ``AuthInterceptor`` whose scope covers its URL, and nobody is
+    /// signed in (or the session expired): the mutation would be bound to no account and sent later with
+    /// whoever signs in next. Enqueue it once an account is signed in.
+    case notSignedIn
+    /// The credential store could not be read (a Keychain locked before the first unlock, say), so the
+    /// account the mutation belongs to is unknown: nothing was written. The store's error, redacted.
+    case credentialsUnavailable(String)
 
     /// A one-line description (no secret: names, counts and paths only).
     public var description: String {
@@ -45,6 +52,8 @@ public enum OutboxError: Error, Sendable, Equatable, CustomStringConvertible {
         case .mutationInFlight(let id): return "the mutation \(id) is being sent"
         case .accountChanged(let expected): return "the mutation belongs to account \(expected), which is no longer signed in"
         case .closed: return "the outbox is closed"
+        case .notSignedIn: return "the mutation needs a signed-in account, and none is signed in"
+        case .credentialsUnavailable(let reason): return "the credential store cannot be read: \(reason)"
         }
     }
 }

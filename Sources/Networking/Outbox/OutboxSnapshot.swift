@@ -33,6 +33,7 @@ struct OutboxSnapshot: Sendable {
             throw OutboxError.invalidMutation(Redactor().error(error))
         }
         guard let url = request.url else { throw OutboxError.invalidMutation("no URL") }
+        if url.password != nil { throw OutboxError.containsSecret(name: "password") }   // user:password@ would reach the disk
         var headers = request.allHTTPHeaderFields ?? [:]
         let redactor = Redactor()
         for name in headers.keys where redactor.hidesHeader(name) && name.caseInsensitiveCompare(idempotencyKeyHeader) != .orderedSame {

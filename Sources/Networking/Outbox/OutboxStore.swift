@@ -36,8 +36,13 @@ struct OutboxStore: Sendable {
         try DurableFile.makeFolder(records.path)
         try DurableFile.makeFolder(bodies)
         let read = try records.read()
+        for file in read.damaged {
+            // A read error (EIO, a file protected while the device is locked) is not damage: retry later.
+            if case .unreadable(let code) = file.damage { throw .failed("read", records.recordPath(file.name), errno: code) }
+        }
         var contents = Contents(records: [], damaged: [])
-        var named = Set<String>()
+        // Every record file keeps its body, decoded or not: a damaged one (a newer format) may read again.
+        var named = Set(read.records.map { $0.name + ".body" } + read.damaged.map { $0.name + ".body" })
         for entry in read.records {
             switch OutboxRecord.decode(entry.record) {
             case .success(var record) where record.id == entry.name:
