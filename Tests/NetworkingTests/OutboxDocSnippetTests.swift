@@ -41,6 +41,7 @@ struct OutboxDocSnippetTests {
             case .failed(let mutation, let error): print("refused", mutation.id, error)   // see outbox.failed: retry or discard
             case .discarded(let mutation, let reason): print("dropped", mutation.id, reason)
             case .damagedRecord(let record): print("unreadable record", record)
+            case .outcomesDropped(let count): print(count, "outcomes unheard")   // match by idempotency key
             }
             await outbox.close()   // (the test's own line: ends the sequence)
         }

@@ -68,6 +68,8 @@ do {
                 say("failed \(number(of: mutation)) \(mutation.idempotencyKey) discarded: \(reason)")
             case .damagedRecord(let record):
                 say("damaged \(record.description.replacingOccurrences(of: "\n", with: " "))")
+            case .outcomesDropped(let count):
+                say("dropped \(count)")
             }
         }
     }

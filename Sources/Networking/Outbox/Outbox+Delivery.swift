@@ -29,7 +29,7 @@ extension Outbox {
     private func deliverUntilClosed(wakes: AsyncStream<Void>) async {
         var wakes = wakes.makeAsyncIterator()
         while !isClosed, !Task.isCancelled {
-            guard let id = await nextDeliverable() else {
+            guard inFlight.count < Self.maximumConcurrentSends, let id = await nextDeliverable() else {
                 if await wakes.next() == nil { return }   // nil: cancelled
                 continue
             }
@@ -43,9 +43,14 @@ extension Outbox {
                 }
                 continue   // the world may have changed while offline: choose again
             }
-            await deliver(id)
+            guard !isClosed, !Task.isCancelled else { return }
+            inFlight.insert(id)   // until its task starts: not chosen again
+            sendTasks[id] = Task { await self.deliver(id) }
         }
     }
+
+    /// How many groups send at once: one request that hangs does not hold the other groups.
+    static let maximumConcurrentSends = 4
 
     /// The pending mutation to send next: of the groups whose head (first pending mutation) is not pausing
     /// after a failure, is not behind a mutation still being written, and belongs to the account signed in,
@@ -54,7 +59,7 @@ extension Outbox {
         var candidates: [(lane: Lane, entry: Entry)] = []
         for (lane, ids) in lanes {
             guard let head = ids.lazy.compactMap({ self.entries[$0] }).first(where: { $0.record.state == .pending }) else { continue }
-            if head.isBackingOff || busy.contains(head.record.id) { continue }
+            if head.isBackingOff || busy.contains(head.record.id) || inFlight.contains(head.record.id) { continue }
             if let writing = writing[lane]?.min(), writing < head.record.sequence { continue }
             candidates.append((lane, head))
         }
@@ -135,7 +140,7 @@ extension Outbox {
     /// Removes every mutation of `account` bound to `auth` (but one in flight, which its own check stops) as
     /// discarded.
     private func discardAll(of account: String, with auth: AuthInterceptor) async {
-        let ids = entries.values.filter { $0.record.account == account && $0.record.id != inFlight && interceptor(of: $0.record) === auth }
+        let ids = entries.values.filter { $0.record.account == account && !inFlight.contains($0.record.id) && interceptor(of: $0.record) === auth }
             .sorted { $0.record.sequence < $1.record.sequence }
         for entry in ids where entries[entry.record.id] != nil {
             try? await remove(entry.record.id, outcome: { .discarded($0, reason: .accountChanged) })   // a failed removal is tried again next time
@@ -144,9 +149,12 @@ extension Outbox {
 
     /// Sends the mutation `id` once through the provider's pipeline and settles it.
     private func deliver(_ id: String) async {
+        defer {
+            inFlight.remove(id)
+            sendTasks[id] = nil
+            wake()   // its group's next may go, or another group's while this one held a slot
+        }
         guard let entry = entries[id] else { return }
-        inFlight = id
-        defer { inFlight = nil }
         let endpoint: OutboxDeliveryEndpoint
         let stored = await readWhole(id)
         switch stored {

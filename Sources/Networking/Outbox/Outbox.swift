@@ -11,7 +11,8 @@ import Foundation
 ///   leaves the folder only after the server accepted it, so one in flight when the process dies is sent
 ///   again at the next launch with the same key, and a server that honours the key applies it once.
 /// - **In order**: within a group (``enqueue(_:group:)``; `nil` is the default group) and an account, one
-///   mutation at a time, in enqueue order; groups do not wait for each other. A mutation that fails for good
+///   mutation at a time, in enqueue order; groups do not wait for each other (up to four groups send at
+///   once, so a request that hangs in one group does not hold the others). A mutation that fails for good
 ///   moves to ``failed`` and the next one goes on; a transient failure keeps it at the head of its group
 ///   and it is tried again after a pause (``OutboxConfiguration/retryDelay``).
 /// - **An account's**: a mutation is sent with the token of the account signed in when it was enqueued,
@@ -58,7 +59,8 @@ public actor Outbox {
     var storedBytes: Int64 = 0
     var nextSequence: UInt64 = 1
     var damagedRecords: [OutboxDamagedRecord]
-    var inFlight: String?
+    var inFlight: Set<String> = []   // the mutations being sent: at most one a lane
+    var sendTasks: [String: Task<Void, Never>] = [:]
     var dismissed: Set<Dismissal> = []   // under `.discard`: the accounts signed out of an interceptor
     var busy: Set<String> = []   // mutations whose file a retry or a removal is rewriting or removing
     var isClosed = false
@@ -98,7 +100,7 @@ public actor Outbox {
             throw OutboxError.storageFailed(error.description)
         }
         damagedRecords = contents.damaged
-        broadcaster = Broadcaster(backlogLimit: configuration.maximumCount + contents.damaged.count)
+        broadcaster = Broadcaster(backlogLimit: OutboxOutcomes.backlogLimit + contents.damaged.count, bufferLimit: OutboxOutcomes.bufferLimit)
         for (record, size) in contents.records.sorted(by: { $0.record.sequence < $1.record.sequence }) {
             let entry = Entry(record: record, size: size)
             entries[record.id] = entry
@@ -226,57 +228,6 @@ public actor Outbox {
         }
     }
 
-    /// Moves a failed mutation back to pending (at its place in its group's order) and tries it again now;
-    /// a pending mutation waiting out a pause after a transient failure is tried now.
-    /// - Throws: ``OutboxError/unknownMutation(_:)``; ``OutboxError/mutationInFlight(_:)`` while it is
-    ///   being rewritten or removed; ``OutboxError/storageFailed(_:)``; ``OutboxError/closed``.
-    public func retry(_ id: OutboxMutation.ID) async throws {
-        guard !isClosed else { throw OutboxError.closed }
-        guard var entry = entries[id.rawValue] else { throw OutboxError.unknownMutation(id) }
-        guard !busy.contains(id.rawValue) else { throw OutboxError.mutationInFlight(id) }
-        if entry.record.state == .failed {
-            var record = entry.record
-            record.state = .pending
-            record.failure = nil
-            busy.insert(id.rawValue)
-            defer { busy.remove(id.rawValue) }
-            try await rewrite(record)
-            guard let current = entries[id.rawValue] else { throw OutboxError.unknownMutation(id) }
-            entry = current
-        }
-        entry.failures = 0
-        entry.isBackingOff = false
-        entries[id.rawValue] = entry
-        backoffTasks.removeValue(forKey: id.rawValue)?.cancel()
-        wake()
-    }
-
-    /// Removes a mutation unsent (pending or failed), reported as ``OutboxOutcome/discarded(_:reason:)``.
-    /// - Throws: ``OutboxError/mutationInFlight(_:)`` while it is being sent, rewritten or removed;
-    ///   ``OutboxError/unknownMutation(_:)``; ``OutboxError/storageFailed(_:)``; ``OutboxError/closed``.
-    public func discard(_ id: OutboxMutation.ID) async throws {
-        guard !isClosed else { throw OutboxError.closed }
-        guard entries[id.rawValue] != nil else { throw OutboxError.unknownMutation(id) }
-        guard inFlight != id.rawValue, !busy.contains(id.rawValue) else { throw OutboxError.mutationInFlight(id) }
-        try await remove(id.rawValue, outcome: { .discarded($0, reason: .requested) })
-    }
-
-    /// Removes a damaged record's file and its body file (see ``damaged``).
-    /// - Throws: ``OutboxError/storageFailed(_:)``; ``OutboxError/closed``.
-    public func removeDamaged(_ record: OutboxDamagedRecord) async throws {
-        guard !isClosed else { throw OutboxError.closed }
-        guard damagedRecords.contains(record) else { return }
-        do {
-            try await BlockingFileWork.run { [store] _ in try store.removeDamaged(record.name) }
-        } catch {
-            throw Self.enqueueError(error)
-        }
-        if let index = damagedRecords.firstIndex(of: record) {
-            damagedRecords.remove(at: index)
-            storedBytes -= Int64(record.size)
-        }
-    }
-
     /// Stops delivering: the mutation in flight is cancelled (it stays pending and is sent again, with its
     /// key, by the next outbox on the folder), the enqueues writing finish, the folder is released and
     /// ``outcomes`` ends. Idempotent; the outbox refuses work afterwards (``OutboxError/closed``).
@@ -290,6 +241,9 @@ public actor Outbox {
             deliveryTask.cancel()
             await deliveryTask.value
         }
+        let sends = Array(sendTasks.values)
+        for task in sends { task.cancel() }
+        for task in sends { await task.value }
         if writesInProgress > 0 { await withCheckedContinuation { writesDone.append($0) } }
         lock.release()
         broadcaster.finish()

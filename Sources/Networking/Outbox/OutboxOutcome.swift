@@ -34,4 +34,8 @@ public enum OutboxOutcome: Sendable {
     case discarded(OutboxMutation, reason: OutboxDiscardReason)
     /// A record that does not decode was found when the outbox opened its folder.
     case damagedRecord(OutboxDamagedRecord)
+    /// `count` outcomes before the next one were dropped unheard: more happened while nobody listened than
+    /// ``OutboxOutcomes`` keeps (the last 100), or this listener fell more than 1,000 behind. The mutations
+    /// themselves are not affected: a delivered one is matched by its idempotency key (see Offline.md).
+    case outcomesDropped(count: Int)
 }

@@ -3,29 +3,42 @@ import Foundation
 /// The outcomes of an ``Outbox``'s mutations as they happen, as an `AsyncSequence` that never throws.
 ///
 /// Every iteration (`for await outcome in outbox.outcomes`) receives every outcome from the moment its
-/// iterator is made; outcomes that happen while nobody iterates are kept (up to the outbox's
-/// ``OutboxConfiguration/maximumCount`` plus its damaged records) and handed to the next iterator made, so the
-/// damaged records found when the outbox opened, and what was delivered before the app started listening,
-/// are not lost. The sequence ends when the outbox is closed.
+/// iterator is made; outcomes that happen while nobody iterates are kept (the last
+/// ``backlogLimit``, plus the damaged records found when the outbox opened) and handed to the next iterator
+/// made. Memory stays bounded: beyond that backlog, or when one iterator falls more than
+/// ``bufferLimit`` outcomes behind, the oldest are dropped and their number is reported in their place
+/// (``OutboxOutcome/outcomesDropped(count:)``). Outcomes are not durable: one that happens just before the
+/// process dies is never reported (the mutation is settled all the same). The sequence ends when the outbox
+/// is closed.
 public struct OutboxOutcomes: AsyncSequence, Sendable {
     /// An outcome.
     public typealias Element = OutboxOutcome
+
+    /// How many outcomes are kept while nobody listens (the damaged records found at opening come on top).
+    public static let backlogLimit = 100
+    /// How many outcomes one iterator may fall behind before the oldest are dropped.
+    public static let bufferLimit = 1_000
 
     let broadcaster: Broadcaster<OutboxOutcome>
 
     /// Iterates the outcomes.
     public struct AsyncIterator: AsyncIteratorProtocol {
         var base: AsyncStream<OutboxOutcome>.Iterator
+        let broadcaster: Broadcaster<OutboxOutcome>
+        let subscriber: Int
 
         /// The next outcome, or `nil` once the outbox is closed.
         public mutating func next() async -> OutboxOutcome? {
-            await base.next()
+            let dropped = broadcaster.takeDropped(of: subscriber)
+            if dropped > 0 { return .outcomesDropped(count: dropped) }
+            return await base.next()
         }
     }
 
     /// An iterator that receives every outcome from now on (and those kept while nobody listened).
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: broadcaster.subscribe().makeAsyncIterator())
+        let (subscriber, stream) = broadcaster.subscribeCounting()
+        return AsyncIterator(base: stream.makeAsyncIterator(), broadcaster: broadcaster, subscriber: subscriber)
     }
 }
 
@@ -36,12 +49,18 @@ final class Broadcaster<Value: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
     private var subscribers: [Int: AsyncStream<Value>.Continuation] = [:]
     private var backlog: [Value] = []
+    private var backlogDropped = 0
+    private var dropped: [Int: Int] = [:]
     private var nextID = 0
     private var finished = false
     private let backlogLimit: Int
+    private let bufferLimit: Int?
 
-    init(backlogLimit: Int) {
+    /// `backlogLimit` values kept while nobody subscribes; `bufferLimit` (`nil`: unbounded) values a
+    /// subscriber may fall behind. Values dropped are counted (``takeDropped(of:)``).
+    init(backlogLimit: Int, bufferLimit: Int? = nil) {
         self.backlogLimit = backlogLimit
+        self.bufferLimit = bufferLimit
     }
 
     deinit {
@@ -49,12 +68,21 @@ final class Broadcaster<Value: Sendable>: @unchecked Sendable {
     }
 
     func subscribe() -> AsyncStream<Value> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Value.self, bufferingPolicy: .unbounded)
+        subscribeCounting().stream
+    }
+
+    /// A new subscriber's stream and its identity (for ``takeDropped(of:)``), which inherits the count of
+    /// the backlog's dropped values.
+    func subscribeCounting() -> (id: Int, stream: AsyncStream<Value>) {
+        let policy: AsyncStream<Value>.Continuation.BufferingPolicy = bufferLimit.map { .bufferingNewest($0) } ?? .unbounded
+        let (stream, continuation) = AsyncStream.makeStream(of: Value.self, bufferingPolicy: policy)
         lock.lock()
         let id = nextID
         nextID += 1
         let kept = backlog
         backlog.removeAll()
+        if backlogDropped > 0 { dropped[id] = backlogDropped }
+        backlogDropped = 0
         let isFinished = finished
         if !isFinished { subscribers[id] = continuation }
         for value in kept { continuation.yield(value) }   // under the lock: before any value sent after them
@@ -64,17 +92,29 @@ final class Broadcaster<Value: Sendable>: @unchecked Sendable {
         } else {
             continuation.onTermination = { [weak self] _ in self?.remove(id) }
         }
-        return stream
+        return (id, stream)
+    }
+
+    /// How many values `id` lost since it last asked (reset to 0).
+    func takeDropped(of id: Int) -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return dropped.removeValue(forKey: id) ?? 0
     }
 
     func send(_ value: Value) {
         lock.lock()
         defer { lock.unlock() }
         if subscribers.isEmpty, !finished, backlogLimit > 0 {
-            if backlog.count >= backlogLimit { backlog.removeFirst() }
+            if backlog.count >= backlogLimit {
+                backlog.removeFirst()
+                backlogDropped += 1
+            }
             backlog.append(value)
         }
-        for continuation in subscribers.values { continuation.yield(value) }   // under the lock: in the order sent
+        for (id, continuation) in subscribers {   // under the lock: in the order sent
+            if case .dropped = continuation.yield(value) { dropped[id, default: 0] += 1 }
+        }
     }
 
     func finish() {
@@ -90,5 +130,6 @@ final class Broadcaster<Value: Sendable>: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         subscribers[id] = nil
+        dropped[id] = nil
     }
 }
