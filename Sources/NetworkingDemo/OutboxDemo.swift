@@ -49,7 +49,7 @@ enum OutboxDemo {
         let server = MockServer()
         server.stub(.post, "/v1/diary", .json(["saved": true], statusCode: 201))
         let connectivity = ManualConnectivity(isOnline: false)
-        let outbox = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity))
+        let outbox = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity))
         await outbox.startDelivering()
         let mutation = try await outbox.enqueue(SaveEntry(entry: Entry(text: "Walked to the harbour")))
         let pending = await outbox.pending.count
@@ -89,7 +89,7 @@ enum OutboxDemo {
             try record(key, in: ledger)
             return MockResponse(statusCode: 201, body: Data(#"{"saved":true}"#.utf8))
         }
-        let outbox = try Outbox(folder: folder, provider: server.makeProvider())
+        let outbox = try await Outbox(folder: folder, provider: server.makeProvider())
         let resumed = await outbox.pending
         let keys = resumed.map(\.idempotencyKey).joined(separator: ", ")
         print("relaunch, outbox opened  \(resumed.count) stored write\(resumed.count == 1 ? "" : "s"), Idempotency-Key \(keys)")
@@ -115,7 +115,7 @@ enum OutboxDemo {
             try await Task.sleep(nanoseconds: 60_000_000_000)   // the answer never leaves: the demo kills this process
             return MockResponse(statusCode: 201)
         }
-        let outbox = try Outbox(folder: URL(fileURLWithPath: arguments[0]), provider: server.makeProvider())
+        let outbox = try await Outbox(folder: URL(fileURLWithPath: arguments[0]), provider: server.makeProvider())
         try await outbox.enqueue(SaveEntry(entry: Entry(text: "Met Ana for coffee")))
         await outbox.startDelivering()
         try await Task.sleep(nanoseconds: 60_000_000_000)

@@ -43,7 +43,7 @@ struct OutboxAccountTests {
         server.stub(.post, "/v1/notes", .status(201))
         server.stub(.post, "/v1/public", .status(201))
         let auth = makeAuth(signedIn: "alice")
-        let outbox = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity, interceptor: auth))
+        let outbox = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity, interceptor: auth))
         let log = OutcomeLog(outbox)
         let held = try await outbox.enqueue(OutboxWrite.note(1, authenticated: true))
         #expect(held.account == "alice")
@@ -67,7 +67,7 @@ struct OutboxAccountTests {
         let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let auth = makeAuth(signedIn: "alice")
-        let outbox = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity, interceptor: auth))
+        let outbox = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity, interceptor: auth))
         let mutation = try await outbox.enqueue(OutboxWrite.note(1, authenticated: true))
         await outbox.close()
         let record = try Data(contentsOf: folder.appendingPathComponent("records/\(mutation.id).mutation"))
@@ -82,7 +82,7 @@ struct OutboxAccountTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         server.stub(.post, "/v1/notes", .status(201))
         let auth = makeAuth(signedIn: "alice")
-        let outbox = try Outbox(
+        let outbox = try await Outbox(
             folder: folder, provider: server.makeProvider(connectivity: connectivity, interceptor: auth),
             configuration: outboxConfiguration(accountPolicy: .discard))
         let log = OutcomeLog(outbox)
@@ -108,7 +108,7 @@ struct OutboxAccountTests {
         server.stub(.post, "/v1/notes", .status(201))
         server.stub(.post, "/v1/bob", .status(201))
         let auth = makeAuth(signedIn: "alice")
-        let outbox = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity, interceptor: auth))
+        let outbox = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity, interceptor: auth))
         let log = OutcomeLog(outbox)
         let alices = try await outbox.enqueue(OutboxWrite.note(1, authenticated: true))
         try await auth.signIn(with: credential(for: "bob"))
@@ -170,7 +170,7 @@ struct OutboxAccountTests {
             request.header("Authorization") == "Bearer token-alice" ? .status(401) : .status(201)
         }
         let auth = makeAuth(signedIn: "alice")
-        let outbox = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity, interceptor: auth))
+        let outbox = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity, interceptor: auth))
         let log = OutcomeLog(outbox)
         let mutation = try await outbox.enqueue(OutboxWrite.note(1, authenticated: true))
         connectivity.set(online: true)

@@ -29,7 +29,7 @@ struct OutboxDocSnippetTests {
         func print(_ items: Any...) { printed.append(items.map { "\($0)" }.joined(separator: " ")) }
 
         // Once, at launch: the folder is the outbox's alone (a second Outbox on it throws .folderInUse).
-        let outbox = try Outbox(folder: supportFolder.appendingPathComponent("Outbox"), provider: provider)
+        let outbox = try await Outbox(folder: supportFolder.appendingPathComponent("Outbox"), provider: provider)
         await outbox.startDelivering()
 
         // On disk when this returns, whatever happens next.

@@ -17,13 +17,13 @@ struct OutboxDurabilityTests {
         let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         server.stub(.post, "/v1/notes", .status(201))
-        let first = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity))
+        let first = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity))
         var enqueued: [OutboxMutation] = []
         for n in 1...3 { enqueued.append(try await first.enqueue(OutboxWrite.note(n), group: "g")) }
         await first.close()
         await #expect(throws: OutboxError.closed) { try await first.enqueue(OutboxWrite.note(4)) }
 
-        let second = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity))
+        let second = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity))
         let log = OutcomeLog(second)
         #expect(await second.pending == enqueued)
         #expect(await second.pending.map(\.idempotencyKey) == enqueued.map(\.idempotencyKey))
@@ -42,10 +42,10 @@ struct OutboxDurabilityTests {
         let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let provider = server.makeProvider(connectivity: connectivity)
-        let first = try Outbox(folder: folder, provider: provider)
-        #expect(throws: OutboxError.folderInUse(folder)) { try Outbox(folder: folder, provider: provider) }
+        let first = try await Outbox(folder: folder, provider: provider)
+        await #expect(throws: OutboxError.folderInUse(folder)) { try await Outbox(folder: folder, provider: provider) }
         await first.close()
-        let second = try Outbox(folder: folder, provider: provider)
+        let second = try await Outbox(folder: folder, provider: provider)
         await second.close()
     }
 
@@ -54,7 +54,7 @@ struct OutboxDurabilityTests {
         let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         server.stub(.post, "/v1/notes", .status(201))
-        let first = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity))
+        let first = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity))
         var enqueued: [OutboxMutation] = []
         for n in 1...4 { enqueued.append(try await first.enqueue(OutboxWrite.note(n))) }
         await first.close()
@@ -66,7 +66,7 @@ struct OutboxDurabilityTests {
         let torn = records.appendingPathComponent("\(enqueued[2].id).mutation")
         try Data(try Data(contentsOf: torn).prefix(30)).write(to: torn)
 
-        let second = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity))
+        let second = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity))
         let log = OutcomeLog(second)   // made after open: the damaged records were kept for it
         await log.wait { $0.damaged.count == 2 }
         #expect(Set(log.damaged.map(\.name)) == [enqueued[1].id.rawValue, enqueued[2].id.rawValue])
@@ -95,7 +95,7 @@ struct OutboxDurabilityTests {
         let photo = sources.appendingPathComponent("photo.jpg")
         let bytes = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
         try bytes.write(to: photo)
-        let outbox = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity))
+        let outbox = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity))
         let log = OutcomeLog(outbox)
         try await outbox.enqueue(OutboxWrite(path: "photo", body: .file(photo, contentType: "image/jpeg")))
         try await outbox.enqueue(OutboxWrite(path: "form", body: .multipart(MultipartForm([.text("title", "sea"), .file("photo", at: photo)]))))
@@ -125,14 +125,14 @@ struct OutboxDurabilityTests {
             return calls.count == 1 ? MockResponse.status(201).delayed(by: .infinity) : .status(201)
         }
         connectivity.set(online: true)
-        let first = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity))
+        let first = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity))
         let mutation = try await first.enqueue(OutboxWrite.note(1))
         await first.startDelivering()
         await pollUntil { calls.count == 1 }
         await first.close()   // returns: the send was cancelled
         #expect(recordFiles(in: folder) == ["\(mutation.id).mutation"])
 
-        let second = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity))
+        let second = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity))
         let log = OutcomeLog(second)
         await second.startDelivering()
         await log.wait { $0.delivered.count == 1 }

@@ -40,19 +40,19 @@ struct ReviewOutboxTests {
         try Data(repeating: 7, count: 4_096).write(to: source)
         let box = folder.appendingPathComponent("box")
         let connectivity = ManualConnectivity(isOnline: false)
-        let first = try Outbox(folder: box, provider: server.makeProvider(connectivity: connectivity))
+        let first = try await Outbox(folder: box, provider: server.makeProvider(connectivity: connectivity))
         let mutation = try await first.enqueue(OutboxWrite(path: "photo", body: .file(source, contentType: "image/jpeg")))
         await first.close()
         let recordURL = box.appendingPathComponent("records/\(mutation.id).mutation")
         let original = try Data(contentsOf: recordURL)
         guard case .success(let durable) = DurableRecord.decode(original, magic: OutboxRecord.magic) else { Issue.record("decode"); return }
         try DurableRecord(payloadVersion: 99, payload: durable.payload).encoded(magic: OutboxRecord.magic)!.write(to: recordURL)
-        let second = try Outbox(folder: box, provider: server.makeProvider(connectivity: connectivity))
+        let second = try await Outbox(folder: box, provider: server.makeProvider(connectivity: connectivity))
         #expect(await second.damaged.count == 1)
         await second.close()
         #expect(FileManager.default.fileExists(atPath: box.appendingPathComponent("bodies/\(mutation.id).body").path))
         try original.write(to: recordURL)   // the newer app version is back (or the read error is gone)
-        let third = try Outbox(folder: box, provider: server.makeProvider(connectivity: connectivity))
+        let third = try await Outbox(folder: box, provider: server.makeProvider(connectivity: connectivity))
         #expect(await third.pending.map(\.id) == [mutation.id])
         #expect(await third.damaged.isEmpty)
         await third.close()
@@ -66,12 +66,12 @@ struct ReviewOutboxTests {
         server.stub(.post, "/v1/public", .status(201))
         let connectivity = ManualConnectivity(isOnline: true)
         let config = outboxConfiguration(accountPolicy: .discard)
-        let first = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity, interceptor: auth(InMemoryCredentialStore(cred("alice")))), configuration: config)
+        let first = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity, interceptor: auth(InMemoryCredentialStore(cred("alice")))), configuration: config)
         let alices = try await first.enqueue(OutboxWrite.note(1, authenticated: true))
         #expect(alices.account == "alice")
         await first.close()
         // Relaunch while the Keychain is locked (errSecInteractionNotAllowed before first unlock).
-        let second = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity, interceptor: auth(FailingStore())), configuration: config)
+        let second = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity, interceptor: auth(FailingStore())), configuration: config)
         let log = OutcomeLog(second)
         let marker = try await second.enqueue(OutboxWrite.note(2, path: "public"), group: "public")
         await second.startDelivering()
@@ -88,7 +88,7 @@ struct ReviewOutboxTests {
         server.stub(.post, "/v1/notes", .status(201))
         let connectivity = ManualConnectivity(isOnline: true)
         let interceptor = auth(InMemoryCredentialStore(nil))
-        let outbox = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity, interceptor: interceptor), configuration: outboxConfiguration())
+        let outbox = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity, interceptor: interceptor), configuration: outboxConfiguration())
         let log = OutcomeLog(outbox)
         let mutation = try? await outbox.enqueue(OutboxWrite.note(1, authenticated: true))
         try await interceptor.signIn(with: cred("bob"))
@@ -110,7 +110,7 @@ struct ReviewOutboxTests {
         }
         server.stub(.post, "/v1/notes", .status(201))
         let connectivity = ManualConnectivity(isOnline: true)
-        let outbox = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity), configuration: outboxConfiguration())
+        let outbox = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity), configuration: outboxConfiguration())
         let log = OutcomeLog(outbox)
         try await outbox.enqueue(OutboxWrite.note(1, path: "slow"), group: "a")
         let b = try await outbox.enqueue(OutboxWrite.note(2), group: "b")
@@ -127,9 +127,11 @@ struct ReviewOutboxTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         server.stub(.post, "/v1/notes", .status(201))
         let connectivity = ManualConnectivity(isOnline: true)
-        let outbox = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity), configuration: outboxConfiguration())
+        let outbox = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity), configuration: outboxConfiguration())
         let log = OutcomeLog(outbox)
-        let first = try await outbox.enqueue(OutboxWrite.note(1), group: "g")
+        var large = ["n": 1]   // larger than an outbox keeps in memory: read from disk when sent
+        for index in 0..<2_000 { large["padding\(index)"] = index }
+        let first = try await outbox.enqueue(OutboxWrite(body: .json(large)), group: "g")
         try await outbox.enqueue(OutboxWrite.note(2), group: "g")
         let path = folder.appendingPathComponent("records/\(first.id).mutation").path
         try FileManager.default.moveItem(atPath: path, toPath: path + ".aside")   // an EIO/EMFILE/locked-file read
@@ -139,7 +141,7 @@ struct ReviewOutboxTests {
         #expect(notesReceived(by: server) == [], "2 overtook 1: \(notesReceived(by: server))")
         await outbox.close()
         try FileManager.default.moveItem(atPath: path + ".aside", toPath: path)
-        let again = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity), configuration: outboxConfiguration())
+        let again = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity), configuration: outboxConfiguration())
         let log2 = OutcomeLog(again)
         await again.startDelivering()
         _ = await poll(3_000) { !log2.delivered.isEmpty }
@@ -153,7 +155,7 @@ struct ReviewOutboxTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         server.stub(.post, "/v1/notes", .status(400))
         let connectivity = ManualConnectivity(isOnline: false)
-        let outbox = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity), configuration: outboxConfiguration())
+        let outbox = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity), configuration: outboxConfiguration())
         let log = OutcomeLog(outbox)
         var failures = 0
         for n in 1...20 {
@@ -180,10 +182,10 @@ struct ReviewOutboxTests {
         let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let connectivity = ManualConnectivity(isOnline: false)
-        let first = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity), configuration: outboxConfiguration())
+        let first = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity), configuration: outboxConfiguration())
         let m = try await first.enqueue(OutboxWrite.note(1))
         await first.close()
-        let second = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity), configuration: outboxConfiguration())
+        let second = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity), configuration: outboxConfiguration())
         await #expect(throws: OutboxError.closed) { try await first.discard(m.id) }
         #expect(recordFiles(in: folder).count == 1, "the successor's record was deleted by the closed outbox")
         #expect(await second.pending.map(\.id) == [m.id])
@@ -194,7 +196,7 @@ struct ReviewOutboxTests {
     func userinfoNotOnDisk() async throws {
         let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let outbox = try Outbox(folder: folder, provider: server.makeProvider(connectivity: ManualConnectivity(isOnline: false)), configuration: outboxConfiguration())
+        let outbox = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: ManualConnectivity(isOnline: false)), configuration: outboxConfiguration())
         var write = OutboxWrite.note(1)
         write.baseURL = URL(string: "https://user:hunter2secret@api.example.com/v1/")!
         let m = try? await outbox.enqueue(write)
@@ -211,7 +213,7 @@ struct ReviewOutboxTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         server.stub(.post, "/v1/notes", .status(201))
         let connectivity = ManualConnectivity(isOnline: true)
-        let outbox = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity), configuration: outboxConfiguration())
+        let outbox = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity), configuration: outboxConfiguration())
         for n in 1...130 { try await outbox.enqueue(OutboxWrite.note(n), group: "g\(n % 7)") }
         await outbox.startDelivering()
         await pollUntil { recordFiles(in: folder).isEmpty }   // all delivered; nobody listened
@@ -234,7 +236,7 @@ struct ReviewOutboxTests {
         server.stub(.post, "/v1/flaky", .status(503))
         server.stub(.post, "/v1/notes", .status(201))
         let connectivity = ManualConnectivity(isOnline: true)
-        let outbox = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity, maximumAttempts: 1), configuration: outboxConfiguration())
+        let outbox = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity, maximumAttempts: 1), configuration: outboxConfiguration())
         let log = OutcomeLog(outbox)
         let head = try await outbox.enqueue(OutboxWrite.note(1, path: "flaky"), group: "g")
         let next = try await outbox.enqueue(OutboxWrite.note(2), group: "g")

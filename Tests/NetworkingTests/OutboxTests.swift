@@ -16,7 +16,7 @@ struct OutboxTests {
         let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         server.stub(.post, "/v1/notes", .status(201))
-        let outbox = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity))
+        let outbox = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity))
         let log = OutcomeLog(outbox)
         let mutation = try await outbox.enqueue(OutboxWrite.note(1))
         #expect(recordFiles(in: folder) == ["\(mutation.id).mutation"])   // on disk when enqueue returned
@@ -39,7 +39,7 @@ struct OutboxTests {
         let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         server.stub(.post, "/v1/notes", .status(201))
-        let outbox = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity))
+        let outbox = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity))
         let log = OutcomeLog(outbox)
         await outbox.startDelivering()
         for n in 1...3 { try await outbox.enqueue(OutboxWrite.note(n)) }
@@ -55,7 +55,7 @@ struct OutboxTests {
     func bounded() async throws {
         let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let outbox = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity), configuration: outboxConfiguration(maximumCount: 2))
+        let outbox = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity), configuration: outboxConfiguration(maximumCount: 2))
         let first = try await outbox.enqueue(OutboxWrite.note(1))
         let second = try await outbox.enqueue(OutboxWrite.note(2))
         await #expect(throws: OutboxError.full(count: 2, bytes: first.size + second.size)) { try await outbox.enqueue(OutboxWrite.note(3)) }
@@ -65,7 +65,7 @@ struct OutboxTests {
 
         let small = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: small) }
-        let bytes = try Outbox(
+        let bytes = try await Outbox(
             folder: small, provider: server.makeProvider(connectivity: connectivity), configuration: outboxConfiguration(maximumBytes: 4_000))
         try await bytes.enqueue(OutboxWrite.note(1))
         let large = OutboxWrite(body: .data(Data(repeating: 1, count: 5_000), contentType: "application/octet-stream"))
@@ -84,7 +84,7 @@ struct OutboxTests {
     func refusesUnsafeSnapshots() async throws {
         let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let outbox = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity))
+        let outbox = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity))
         await #expect(throws: OutboxError.notAMutation(.get)) { try await outbox.enqueue(OutboxWrite(method: .get, body: .none)) }
         await #expect(throws: OutboxError.containsSecret(name: "Authorization")) {
             try await outbox.enqueue(OutboxWrite(headers: ["Authorization": "Bearer secret-token"]))
@@ -109,7 +109,7 @@ struct OutboxTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         server.stub(.post, "/v1/notes", .status(201))
         connectivity.set(online: true)
-        let outbox = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity))
+        let outbox = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity))
         let log = OutcomeLog(outbox)
         let mutation = try await outbox.enqueue(OutboxWrite(headers: ["Idempotency-Key": "app-key-1"]))
         #expect(mutation.idempotencyKey == "app-key-1")
@@ -129,7 +129,7 @@ struct OutboxTests {
             return failedOnce.count == 1 ? .status(503) : .status(201)
         }
         server.stub(.post, "/v1/b", .status(201))
-        let outbox = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity), configuration: outboxConfiguration())
+        let outbox = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity), configuration: outboxConfiguration())
         let log = OutcomeLog(outbox)
         let a1 = try await outbox.enqueue(OutboxWrite.note(1, path: "a"), group: "a")
         let a2 = try await outbox.enqueue(OutboxWrite.note(2, path: "a"), group: "a")
@@ -160,7 +160,7 @@ struct OutboxTests {
             let n = (try? request.decodeBody(as: [String: Int].self)["n"]) ?? 0
             return n == 1 && accepts.count == 0 || n == 2 ? .status(422) : .status(201)
         }
-        let outbox = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity), configuration: outboxConfiguration())
+        let outbox = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity), configuration: outboxConfiguration())
         let log = OutcomeLog(outbox)
         let first = try await outbox.enqueue(OutboxWrite.note(1))
         let second = try await outbox.enqueue(OutboxWrite.note(2))
@@ -192,7 +192,7 @@ struct OutboxTests {
         let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         server.stub(.post, "/v1/notes", .status(201))
-        let outbox = try Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity))
+        let outbox = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity))
         let log = OutcomeLog(outbox)
         await outbox.startDelivering()
         let mutations = try await withThrowingTaskGroup(of: OutboxMutation.self) { group in

@@ -72,7 +72,7 @@ enum OutboxFixture {
     static func template(count: Int) async throws -> URL {
         let folder = templateFolder
         try? FileManager.default.removeItem(at: folder)
-        let outbox = try Outbox(folder: folder, provider: notesServer().makeProvider())
+        let outbox = try await Outbox(folder: folder, provider: notesServer().makeProvider())
         for id in 0..<count { try await outbox.enqueue(NoteEndpoint(id: id)) }
         await outbox.close()
         return folder
@@ -92,7 +92,7 @@ func registerOutboxBenchmarks() {
     Benchmark("outbox-enqueue", configuration: configuration(seconds: 5)) { benchmark in
         let folder = try OutboxFixture.folder("enqueue")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let outbox = try Outbox(folder: folder, provider: OutboxFixture.notesServer().makeProvider())
+        let outbox = try await Outbox(folder: folder, provider: OutboxFixture.notesServer().makeProvider())
         benchmark.startMeasurement()
         for id in 0..<outboxEnqueueCount {
             blackHole(try await outbox.enqueue(NoteEndpoint(id: id)))
@@ -124,7 +124,7 @@ func registerOutboxBenchmarks() {
             try FileManager.default.copyItem(at: template, to: folder)
             defer { try? FileManager.default.removeItem(at: folder) }
             let server = OutboxFixture.notesServer()
-            let outbox = try Outbox(folder: folder, provider: server.makeProvider())
+            let outbox = try await Outbox(folder: folder, provider: server.makeProvider())
             var outcomes = outbox.outcomes.makeAsyncIterator()
             benchmark.startMeasurement()
             await outbox.startDelivering()

@@ -69,12 +69,12 @@ func outboxMemory(count: Int) async throws -> String {
     let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("networking-probe-outbox-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: scratch) }
     // Warm up: the code paths and the first allocations of an outbox, in a folder of their own.
-    let warm = try Outbox(folder: scratch.appendingPathComponent("warm"), provider: provider)
+    let warm = try await Outbox(folder: scratch.appendingPathComponent("warm"), provider: provider)
     for id in 0..<10 { try await warm.enqueue(MemoEndpoint(id: id, baseURL: base)) }
     await warm.close()
 
     let folder = scratch.appendingPathComponent("queued")
-    var queued: Outbox? = try Outbox(folder: folder, provider: provider)
+    var queued: Outbox? = try await Outbox(folder: folder, provider: provider)
     let enqueueGrowth = try await peakGrowth {
         for id in 0..<count { try await queued?.enqueue(MemoEndpoint(id: id, baseURL: base)) }
     }
@@ -84,7 +84,7 @@ func outboxMemory(count: Int) async throws -> String {
     var reopened: Outbox?
     var pending = 0
     let openGrowth = try await peakGrowth {
-        reopened = try Outbox(folder: folder, provider: provider)
+        reopened = try await Outbox(folder: folder, provider: provider)
         pending = await reopened?.pending.count ?? 0
     }
     await reopened?.close()

@@ -54,7 +54,7 @@ let folder = URL(fileURLWithPath: arguments[1])
 do {
     // A 409 (the server still holds the killed child's request with the same key) is tried again: after 50 ms here
     // rather than the default backoff's 1 s, to keep the run short.
-    let outbox = try Outbox(
+    let outbox = try await Outbox(
         folder: folder, provider: NetworkProvider(configuration: .ephemeral), configuration: OutboxConfiguration(retryDelay: { _ in 0.05 }))
     say("ready pending=\(await outbox.pending.count)")
     let reporter = Task {

@@ -68,16 +68,36 @@ package struct DurableRecordFolder: Sendable {
         try DurableFile.remove(recordPath(name), syncsFolder: syncsFolder)
     }
 
+    /// One file of the folder as ``forEachFile(_:)`` reads it.
+    package enum File: Sendable {
+        /// A record that decoded.
+        case record(Entry)
+        /// A file that did not.
+        case damaged(DamagedFile)
+    }
+
     /// Reads every record of the folder (the folder missing reads as empty), removing stray temporary files.
     package func read() throws(DurabilityError) -> Contents {
+        var contents = Contents(records: [], damaged: [])
+        try forEachFile { file in
+            switch file {
+            case .record(let entry): contents.records.append(entry)
+            case .damaged(let damaged): contents.damaged.append(damaged)
+            }
+        }
+        return contents
+    }
+
+    /// Reads the folder's files one at a time, in name order, handing each to `body` (only one file's bytes
+    /// are held at a time: memory stays flat however many records there are); removes stray temporary files.
+    package func forEachFile(_ body: (File) throws(DurabilityError) -> Void) throws(DurabilityError) {
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: path).sorted()
         } catch {
-            if !FileManager.default.fileExists(atPath: path) { return Contents(records: [], damaged: []) }
+            if !FileManager.default.fileExists(atPath: path) { return }
             throw .failed("opendir", path, errno: EIO)
         }
-        var contents = Contents(records: [], damaged: [])
         let suffix = "." + fileExtension
         for file in names {
             if file.hasPrefix(DurableFile.temporaryPrefix) {
@@ -86,19 +106,22 @@ package struct DurableRecordFolder: Sendable {
             }
             guard file.hasSuffix(suffix), file.count > suffix.count else { continue }
             let name = String(file.dropLast(suffix.count))
-            let bytes: Data
-            do {
-                bytes = try Data(contentsOf: URL(fileURLWithPath: "\(path)/\(file)"))
-            } catch {
-                contents.damaged.append(DamagedFile(name: name, size: 0, damage: .unreadable(errno: Self.errnoCode(of: error))))
-                continue
-            }
-            switch DurableRecord.decode(bytes, magic: magic) {
-            case .success(let record): contents.records.append(Entry(name: name, record: record))
-            case .failure(let damage): contents.damaged.append(DamagedFile(name: name, size: bytes.count, damage: damage))
-            }
+            try body(readFile(name: name, at: "\(path)/\(file)"))
         }
-        return contents
+    }
+
+    /// The record in the file at `filePath`, or why it is none.
+    private func readFile(name: String, at filePath: String) -> File {
+        let bytes: Data
+        do {
+            bytes = try Data(contentsOf: URL(fileURLWithPath: filePath))
+        } catch {
+            return .damaged(DamagedFile(name: name, size: 0, damage: .unreadable(errno: Self.errnoCode(of: error))))
+        }
+        switch DurableRecord.decode(bytes, magic: magic) {
+        case .success(let record): return .record(Entry(name: name, record: record))
+        case .failure(let damage): return .damaged(DamagedFile(name: name, size: bytes.count, damage: damage))
+        }
     }
 
     private static func errnoCode(of error: any Error) -> Int32 {

@@ -156,7 +156,7 @@ extension Outbox {
         }
         guard let entry = entries[id] else { return }
         let endpoint: OutboxDeliveryEndpoint
-        let stored = await readWhole(id)
+        let stored = entry.isWhole ? .success(entry.record) : await readWhole(id)   // a small body is in memory: no read
         switch stored {
         case .success(let record):
             do {
@@ -249,7 +249,12 @@ extension Outbox {
     /// Writes `record` over its earlier version and keeps it.
     func rewrite(_ record: OutboxRecord) async throws {
         var written = record
-        if case .inline = record.body, case .success(let whole) = await readWhole(record.id) { written.body = whole.body }
+        if entries[record.id]?.isWhole == false {   // its inline body is on disk only: never rewritten without it
+            switch await readWhole(record.id) {
+            case .success(let whole): written.body = whole.body
+            case .failure(let damage): throw OutboxError.storageFailed("read \(record.id): \(damage)")
+            }
+        }
         do {
             let final = written
             _ = try await BlockingFileWork.run { [store] _ in try store.write(final) }
@@ -278,6 +283,7 @@ extension Outbox {
     /// delivery loop (the next of its group may go).
     func forget(_ id: String, outcome: (OutboxMutation) -> OutboxOutcome) {
         guard let entry = entries.removeValue(forKey: id) else { return }
+        if entry.isWhole, case .inline(let data) = entry.record.body { inlineBudget += Int64(data.count) }
         storedBytes -= entry.size
         if let index = lanes[entry.lane]?.firstIndex(of: id) { lanes[entry.lane]?.remove(at: index) }   // usually the head
         if lanes[entry.lane]?.isEmpty == true { lanes[entry.lane] = nil }

@@ -21,7 +21,7 @@ import Foundation
 ///   ``OutboxDamagedRecord``.
 ///
 /// ```swift
-/// let outbox = try Outbox(folder: folder, provider: provider)
+/// let outbox = try await Outbox(folder: folder, provider: provider)
 /// await outbox.startDelivering()
 /// try await outbox.enqueue(CreateNote(text: "Hello"), group: "notes")
 /// for await outcome in outbox.outcomes { ... }
@@ -31,6 +31,8 @@ public actor Outbox {
     struct Entry {
         var record: OutboxRecord
         var size: Int64
+        /// Whether `record` holds its inline body (sent with no read); otherwise it is read when sent.
+        var isWhole: Bool
         var failures = 0
         var isBackingOff = false
         var lane: Lane { Lane(account: record.account, group: record.group) }
@@ -55,6 +57,7 @@ public actor Outbox {
     var lanes: [Lane: [String]] = [:]   // ids in sequence order
     var writing: [Lane: Set<UInt64>] = [:]   // sequences reserved by enqueues still writing
     var reservedBytes: Int64 = 0
+    var inlineBudget: Int64 = 8 * 1_024 * 1_024   // inline bodies kept in memory, at most
     var reservedCount = 0
     var storedBytes: Int64 = 0
     var nextSequence: UInt64 = 1
@@ -73,13 +76,15 @@ public actor Outbox {
 
     /// Opens (creating if needed) the outbox stored in `folder`, for `provider`'s pipeline.
     ///
-    /// Reads every record: the mutations not yet delivered are pending again (in their order, with their
+    /// Reads every record, off the caller's thread and one file at a time: the mutations not yet delivered are pending again (in their order, with their
     /// keys); records that do not decode are skipped, listed in ``damaged`` and reported on ``outcomes``.
     /// Nothing is sent until ``startDelivering()``.
     ///
     /// - Throws: ``OutboxError/folderInUse(_:)`` when another outbox, in this process or another, has the
-    ///   folder open; ``OutboxError/storageFailed(_:)`` when it cannot be created or read.
-    public init(folder: URL, provider: NetworkProvider, configuration: OutboxConfiguration = OutboxConfiguration()) throws {
+    ///   folder open; ``OutboxError/storageFailed(_:)`` when it cannot be created or read (a record that
+    ///   cannot be read now, such as a file protected while the device is locked, is no damage: try again
+    ///   later).
+    public init(folder: URL, provider: NetworkProvider, configuration: OutboxConfiguration = OutboxConfiguration()) async throws {
         self.folder = folder
         self.provider = provider
         self.configuration = configuration
@@ -93,20 +98,22 @@ public actor Outbox {
             throw OutboxError.storageFailed(error.description)
         }
         let contents: OutboxStore.Contents
+        let budget = inlineBudget
         do {
-            contents = try store.open()
+            contents = try await BlockingFileWork.run { _ in try store.open(inlineBudget: budget) }
         } catch {
             lock.release()
-            throw OutboxError.storageFailed(error.description)
+            throw OutboxError.storageFailed((error as? DurabilityError)?.description ?? Redactor().error(error))
         }
         damagedRecords = contents.damaged
         broadcaster = Broadcaster(backlogLimit: OutboxOutcomes.backlogLimit + contents.damaged.count, bufferLimit: OutboxOutcomes.bufferLimit)
-        for (record, size) in contents.records.sorted(by: { $0.record.sequence < $1.record.sequence }) {
-            let entry = Entry(record: record, size: size)
-            entries[record.id] = entry
-            lanes[entry.lane, default: []].append(record.id)
-            storedBytes += size
-            nextSequence = max(nextSequence, record.sequence + 1)
+        for loaded in contents.records.sorted(by: { $0.record.sequence < $1.record.sequence }) {
+            let entry = Entry(record: loaded.record, size: loaded.size, isWhole: loaded.isWhole)
+            if loaded.isWhole, case .inline(let data) = loaded.record.body { inlineBudget -= Int64(data.count) }
+            entries[loaded.record.id] = entry
+            lanes[entry.lane, default: []].append(loaded.record.id)
+            storedBytes += loaded.size
+            nextSequence = max(nextSequence, loaded.record.sequence + 1)
         }
         for damaged in contents.damaged {
             storedBytes += Int64(damaged.size)
@@ -187,7 +194,7 @@ public actor Outbox {
         }
         let persisted: (record: OutboxRecord, size: Int64)
         do {
-            persisted = try await snapshot.persist(in: store)
+            persisted = try await snapshot.persist(in: store)   // with its inline body
         } catch {
             throw Self.enqueueError(error)
         }
@@ -195,11 +202,12 @@ public actor Outbox {
             try? await BlockingFileWork.run { [store] _ in try store.remove(persisted.record) }   // larger than estimated: not kept
             throw OutboxError.full(count: count - 1, bytes: storedBytes + reservedBytes - estimated)
         }
-        let entry = Entry(record: persisted.record, size: persisted.size)
-        entries[persisted.record.id] = entry
+        var record = persisted.record
+        let isWhole = OutboxStore.keepsInline(&record, budget: &inlineBudget)
+        entries[record.id] = Entry(record: record, size: persisted.size, isWhole: isWhole)
         storedBytes += persisted.size
-        insert(persisted.record, in: lane)
-        return persisted.record.mutation(size: persisted.size)
+        insert(record, in: lane)
+        return record.mutation(size: persisted.size)
     }
 
     /// The mutations held and being written.

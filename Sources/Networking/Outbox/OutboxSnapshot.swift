@@ -71,7 +71,7 @@ struct OutboxSnapshot: Sendable {
     }
 
     /// Writes the body (a file copied, a form spooled, both flushed) and then the record into `store`;
-    /// returns the record as kept in memory (an inline body left out) and the bytes both take.
+    /// returns the record (its inline body included) and the bytes both take.
     /// When anything fails, nothing of this mutation is left in the folder.
     func persist(in store: OutboxStore) async throws -> (record: OutboxRecord, size: Int64) {
         var record = self.record
@@ -104,7 +104,6 @@ struct OutboxSnapshot: Sendable {
         let written = record
         do {
             let size = try await BlockingFileWork.run { _ in try store.write(written) }
-            if case .inline = record.body { record.body = .inline(Data()) }   // read again when sent: memory stays flat
             return (record, size + bodyLength)
         } catch {
             if record.body.isFile { try? DurableFile.remove(bodyPath) }   // our copy, which no record names

@@ -14,10 +14,17 @@ import Foundation
 struct OutboxStore: Sendable {
     /// What the folder held when it was opened.
     struct Contents: Sendable {
-        /// The records that decoded, with the bytes each takes (record and body).
-        var records: [(record: OutboxRecord, size: Int64)]
+        /// The records that decoded.
+        var records: [Loaded]
         /// The files that did not.
         var damaged: [OutboxDamagedRecord]
+    }
+
+    /// A record as read: the bytes it takes (record and body), whether its body is in memory.
+    struct Loaded: Sendable {
+        var record: OutboxRecord
+        var size: Int64
+        var isWhole: Bool
     }
 
     let folder: URL
@@ -31,45 +38,69 @@ struct OutboxStore: Sendable {
         bodies = root + "/bodies"
     }
 
-    /// Creates the subfolders, reads every record, and removes the bodies no record names.
-    func open() throws(DurabilityError) -> Contents {
+    /// Creates the subfolders, reads the records one at a time (memory stays flat: an inline body is kept
+    /// only within `inlineBudget` bytes, see ``keepsInline(_:budget:)``), and removes the bodies no record
+    /// names.
+    ///
+    /// - Throws: a read error (EIO, a file protected while the device is locked) fails the opening: it is
+    ///   no damage, and the next opening may read it; nothing is removed.
+    func open(inlineBudget: Int64) throws(DurabilityError) -> Contents {
         try DurableFile.makeFolder(records.path)
         try DurableFile.makeFolder(bodies)
-        let read = try records.read()
-        for file in read.damaged {
-            // A read error (EIO, a file protected while the device is locked) is not damage: retry later.
-            if case .unreadable(let code) = file.damage { throw .failed("read", records.recordPath(file.name), errno: code) }
-        }
         var contents = Contents(records: [], damaged: [])
-        // Every record file keeps its body, decoded or not: a damaged one (a newer format) may read again.
-        var named = Set(read.records.map { $0.name + ".body" } + read.damaged.map { $0.name + ".body" })
-        for entry in read.records {
-            switch OutboxRecord.decode(entry.record) {
-            case .success(var record) where record.id == entry.name:
-                var size = Int64(DurableRecord.headerSize + entry.record.payload.count)
-                if case .file(let name, let length) = record.body {
-                    named.insert(name)
-                    guard Self.fileSize(bodyPath(name)) == length else {
-                        contents.damaged.append(OutboxDamagedRecord(name: entry.name, size: Int(size), reason: "its body file is missing or torn"))
-                        continue
+        var named = Set<String>()   // every record file keeps its body, decoded or not (a newer format may read again)
+        var budget = inlineBudget
+        try records.forEachFile { file throws(DurabilityError) in
+            switch file {
+            case .damaged(let damaged):
+                if case .unreadable(let code) = damaged.damage { throw .failed("read", records.recordPath(damaged.name), errno: code) }
+                named.insert(damaged.name + ".body")
+                contents.damaged.append(OutboxDamagedRecord(name: damaged.name, size: damaged.size, reason: damaged.damage.description))
+            case .record(let entry):
+                named.insert(entry.name + ".body")
+                let size = Int64(DurableRecord.headerSize + entry.record.payload.count)
+                switch OutboxRecord.decode(entry.record) {
+                case .success(var record) where record.id == entry.name:
+                    if case .file(let name, let length) = record.body {
+                        named.insert(name)
+                        guard Self.fileSize(bodyPath(name)) == length else {
+                            contents.damaged.append(OutboxDamagedRecord(name: entry.name, size: Int(size), reason: "its body file is missing or torn"))
+                            return
+                        }
+                        contents.records.append(Loaded(record: record, size: size + length, isWhole: true))
+                        return
                     }
-                    size += length
+                    let isWhole = Self.keepsInline(&record, budget: &budget)
+                    contents.records.append(Loaded(record: record, size: size, isWhole: isWhole))
+                case .success:
+                    contents.damaged.append(OutboxDamagedRecord(name: entry.name, size: Int(size), reason: "its name is not its identity"))
+                case .failure(let damage):
+                    contents.damaged.append(OutboxDamagedRecord(name: entry.name, size: Int(size), reason: damage.description))
                 }
-                if case .inline = record.body { record.body = .inline(Data()) }   // read again when sent: memory stays flat
-                contents.records.append((record, size))
-            case .success:
-                contents.damaged.append(OutboxDamagedRecord(name: entry.name, size: entry.record.payload.count, reason: "its name is not its identity"))
-            case .failure(let damage):
-                contents.damaged.append(OutboxDamagedRecord(name: entry.name, size: entry.record.payload.count, reason: damage.description))
             }
         }
-        contents.damaged += read.damaged.map { OutboxDamagedRecord(name: $0.name, size: $0.size, reason: $0.damage.description) }
         contents.damaged.sort { $0.name < $1.name }
         for name in (try? FileManager.default.contentsOfDirectory(atPath: bodies)) ?? [] where !named.contains(name) {
             unlink(bodies + "/" + name)   // a copy whose record was never written, or whose record is gone
         }
         return contents
     }
+
+    /// Keeps `record`'s inline body in memory when it is small (at most ``largestKeptInline`` bytes) and
+    /// `budget` allows (then it is sent with no read); otherwise drops it (read again when sent). Returns
+    /// whether the record is whole in memory.
+    static func keepsInline(_ record: inout OutboxRecord, budget: inout Int64) -> Bool {
+        guard case .inline(let data) = record.body else { return true }
+        if data.count <= largestKeptInline, Int64(data.count) <= budget {
+            budget -= Int64(data.count)
+            return true
+        }
+        record.body = .inline(Data())
+        return false
+    }
+
+    /// The largest inline body kept in memory.
+    static let largestKeptInline = 16 * 1_024
 
     /// Writes `record` (replacing its earlier version) and returns its size on disk.
     @discardableResult
