@@ -45,7 +45,10 @@ struct ReviewOutboxTests {
         await first.close()
         let recordURL = box.appendingPathComponent("records/\(mutation.id).mutation")
         let original = try Data(contentsOf: recordURL)
-        guard case .success(let durable) = DurableRecord.decode(original, magic: OutboxRecord.magic) else { Issue.record("decode"); return }
+        guard case .success(let durable) = DurableRecord.decode(original, magic: OutboxRecord.magic) else {
+            Issue.record("decode")
+            return
+        }
         try DurableRecord(payloadVersion: 99, payload: durable.payload).encoded(magic: OutboxRecord.magic)!.write(to: recordURL)
         let second = try await Outbox(folder: box, provider: server.makeProvider(connectivity: connectivity))
         #expect(await second.damaged.count == 1)
@@ -66,12 +69,15 @@ struct ReviewOutboxTests {
         server.stub(.post, "/v1/public", .status(201))
         let connectivity = ManualConnectivity(isOnline: true)
         let config = outboxConfiguration(accountPolicy: .discard)
-        let first = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity, interceptor: auth(InMemoryCredentialStore(cred("alice")))), configuration: config)
+        let first = try await Outbox(
+            folder: folder, provider: server.makeProvider(connectivity: connectivity, interceptor: auth(InMemoryCredentialStore(cred("alice")))),
+            configuration: config)
         let alices = try await first.enqueue(OutboxWrite.note(1, authenticated: true))
         #expect(alices.account == "alice")
         await first.close()
         // Relaunch while the Keychain is locked (errSecInteractionNotAllowed before first unlock).
-        let second = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity, interceptor: auth(FailingStore())), configuration: config)
+        let second = try await Outbox(
+            folder: folder, provider: server.makeProvider(connectivity: connectivity, interceptor: auth(FailingStore())), configuration: config)
         let log = OutcomeLog(second)
         let marker = try await second.enqueue(OutboxWrite.note(2, path: "public"), group: "public")
         await second.startDelivering()
@@ -88,7 +94,8 @@ struct ReviewOutboxTests {
         server.stub(.post, "/v1/notes", .status(201))
         let connectivity = ManualConnectivity(isOnline: true)
         let interceptor = auth(InMemoryCredentialStore(nil))
-        let outbox = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity, interceptor: interceptor), configuration: outboxConfiguration())
+        let outbox = try await Outbox(
+            folder: folder, provider: server.makeProvider(connectivity: connectivity, interceptor: interceptor), configuration: outboxConfiguration())
         let log = OutcomeLog(outbox)
         let mutation = try? await outbox.enqueue(OutboxWrite.note(1, authenticated: true))
         try await interceptor.signIn(with: cred("bob"))
@@ -196,7 +203,8 @@ struct ReviewOutboxTests {
     func userinfoNotOnDisk() async throws {
         let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let outbox = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: ManualConnectivity(isOnline: false)), configuration: outboxConfiguration())
+        let outbox = try await Outbox(
+            folder: folder, provider: server.makeProvider(connectivity: ManualConnectivity(isOnline: false)), configuration: outboxConfiguration())
         var write = OutboxWrite.note(1)
         write.baseURL = URL(string: "https://user:hunter2secret@api.example.com/v1/")!
         let m = try? await outbox.enqueue(write)
@@ -236,7 +244,8 @@ struct ReviewOutboxTests {
         server.stub(.post, "/v1/flaky", .status(503))
         server.stub(.post, "/v1/notes", .status(201))
         let connectivity = ManualConnectivity(isOnline: true)
-        let outbox = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity, maximumAttempts: 1), configuration: outboxConfiguration())
+        let outbox = try await Outbox(
+            folder: folder, provider: server.makeProvider(connectivity: connectivity, maximumAttempts: 1), configuration: outboxConfiguration())
         let log = OutcomeLog(outbox)
         let head = try await outbox.enqueue(OutboxWrite.note(1, path: "flaky"), group: "g")
         let next = try await outbox.enqueue(OutboxWrite.note(2), group: "g")

@@ -55,7 +55,8 @@ struct OutboxTests {
     func bounded() async throws {
         let folder = try makeScratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let outbox = try await Outbox(folder: folder, provider: server.makeProvider(connectivity: connectivity), configuration: outboxConfiguration(maximumCount: 2))
+        let outbox = try await Outbox(
+            folder: folder, provider: server.makeProvider(connectivity: connectivity), configuration: outboxConfiguration(maximumCount: 2))
         let first = try await outbox.enqueue(OutboxWrite.note(1))
         let second = try await outbox.enqueue(OutboxWrite.note(2))
         await #expect(throws: OutboxError.full(count: 2, bytes: first.size + second.size)) { try await outbox.enqueue(OutboxWrite.note(3)) }
