@@ -90,7 +90,9 @@ let pausesUntilRetried: @Sendable (TimeInterval) async throws -> Void = { _ in
 func outboxConfiguration(
     maximumCount: Int = 10_000, maximumBytes: Int64 = 100 * 1_024 * 1_024, accountPolicy: OutboxAccountPolicy = .hold
 ) -> OutboxConfiguration {
-    OutboxConfiguration(maximumCount: maximumCount, maximumBytes: maximumBytes, accountPolicy: accountPolicy, sleep: pausesUntilRetried)
+    var configuration = OutboxConfiguration(maximumCount: maximumCount, maximumBytes: maximumBytes, accountPolicy: accountPolicy)
+    configuration.sleep = pausesUntilRetried
+    return configuration
 }
 
 /// The `n` of each recorded request's JSON body, in the order the server received them.

@@ -27,8 +27,8 @@ public struct OutboxConfiguration: Sendable {
     /// The pause before the next try of a mutation whose `failures`-th delivery failed transiently.
     /// Default ``backoffByDefault(failures:)``.
     public var retryDelay: @Sendable (_ failures: Int) -> TimeInterval
-    /// How the outbox waits (between retries): `Task.sleep` by default; tests pass their own.
-    public var sleep: @Sendable (TimeInterval) async throws -> Void
+    /// How the outbox waits (between retries): `Task.sleep`; the package's tests set their own.
+    package var sleep: @Sendable (TimeInterval) async throws -> Void = NetworkProvider.taskSleep
 
     /// A configuration; every parameter has the default described on its property.
     public init(
@@ -37,8 +37,7 @@ public struct OutboxConfiguration: Sendable {
         idempotencyKeyHeader: String = "Idempotency-Key",
         accountPolicy: OutboxAccountPolicy = .hold,
         isFailedForGood: @escaping @Sendable (any Error) -> Bool = OutboxConfiguration.isFailedForGoodByDefault,
-        retryDelay: @escaping @Sendable (_ failures: Int) -> TimeInterval = OutboxConfiguration.backoffByDefault,
-        sleep: @escaping @Sendable (TimeInterval) async throws -> Void = NetworkProvider.taskSleep
+        retryDelay: @escaping @Sendable (_ failures: Int) -> TimeInterval = OutboxConfiguration.backoffByDefault
     ) {
         self.maximumCount = max(1, maximumCount)
         self.maximumBytes = max(1, maximumBytes)
@@ -46,7 +45,6 @@ public struct OutboxConfiguration: Sendable {
         self.accountPolicy = accountPolicy
         self.isFailedForGood = isFailedForGood
         self.retryDelay = retryDelay
-        self.sleep = sleep
     }
 
     /// The default rule: a 4xx status other than 408, 409, 425 and 429 (the request itself is refused:

@@ -50,9 +50,11 @@ public struct OutboxMutation: Sendable, Identifiable, Hashable, CustomStringConv
     /// Why it failed for good (a description without secrets), when it did.
     public internal(set) var failure: String?
 
-    /// Two values are equal when they are the same mutation (identity) in the same state.
+    /// Two values are equal when they are the same mutation (identity) at the same point: the same state and
+    /// failure. Every other property is fixed when the mutation is enqueued (the enqueue date read back from
+    /// disk is rounded to the millisecond, so it is not compared).
     public static func == (lhs: OutboxMutation, rhs: OutboxMutation) -> Bool {
-        lhs.id == rhs.id && lhs.state == rhs.state
+        lhs.id == rhs.id && lhs.state == rhs.state && lhs.failure == rhs.failure
     }
 
     /// Hashes the identity.
