@@ -87,6 +87,27 @@ struct ReviewOutboxTests {
         await second.close()
     }
 
+    @Test("R2 discard policy: a sign-in with another host's interceptor does not discard this interceptor's account")
+    func otherInterceptorSignInDoesNotDiscard() async throws {
+        let folder = try makeScratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let api = auth(InMemoryCredentialStore(cred("alice")))
+        let files = AuthInterceptor(baseURL: URL(string: "https://files.example.com/")!, store: InMemoryCredentialStore(nil)) { credential, _ in
+            credential
+        }
+        let connectivity = ManualConnectivity(isOnline: false)
+        let provider = server.makeProvider(connectivity: connectivity, interceptor: Interceptor(interceptors: [api, files]))
+        let outbox = try await Outbox(folder: folder, provider: provider, configuration: outboxConfiguration(accountPolicy: .discard))
+        let log = OutcomeLog(outbox)
+        let alices = try await outbox.enqueue(OutboxWrite.note(1, authenticated: true))
+        await outbox.startDelivering()
+        try await files.signIn(with: cred("bob"))   // another host's account: alice is still signed in with `api`
+        _ = await poll(300) { !log.discarded.isEmpty }
+        #expect(log.discarded.isEmpty)
+        #expect(await outbox.pending.map(\.id) == [alices.id])
+        await outbox.close()
+    }
+
     @Test("R3 a write enqueued while signed out is not sent later with the token of whoever signs in next")
     func signedOutWriteNotSentWithNextAccount() async throws {
         let folder = try makeScratchFolder()
