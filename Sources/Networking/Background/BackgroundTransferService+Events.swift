@@ -1,0 +1,109 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+extension BackgroundTransferService {
+    /// Handles one item of the session's events, in order.
+    func handle(_ item: BackgroundEventInlet.Item) async {
+        switch item {
+        case .reconcile(let known, let recordIDs):
+            for id in recordIDs.sorted(by: { $0.uuidString < $1.uuidString }) {
+                guard let record = records[id], !known.contains(record.label) else { continue }
+                await end(record, with: .failed(record, .lost))   // never dropped silently
+            }
+        case .event(let event):
+            await handle(event)
+        }
+    }
+
+    private func handle(_ event: BackgroundSessionEvent) async {
+        switch event {
+        case .progress(let label, let completed, let total):
+            guard let record = record(labelled: label) else { return }
+            if record.kind == .download, let limit = record.maximumSize, completed > limit || (total ?? 0) > limit {
+                inlet.noteFailure(.responseTooLarge(limit: Int(clamping: limit)), for: label)   // stop now rather than fill the disk
+                session.cancelTask(labelled: label)
+            }
+            let progress = TransferProgress(completedBytes: completed, totalBytes: total)
+            latestProgress[record.id] = progress
+            for continuation in progressContinuations[record.id] ?? [] { continuation.yield(progress) }
+        case .receivedData(let label, let data):
+            guard let record = record(labelled: label) else { return }
+            var body = responseBodies[record.id] ?? Data()
+            body.append(data.prefix(max(0, Self.maximumUploadResponseSize - body.count)))
+            responseBodies[record.id] = body
+        case .finishedDownloading(let label, let file):
+            guard let record = record(labelled: label) else {
+                try? FileManager.default.removeItem(at: file)   // a task with no readable record: nobody takes its body
+                return
+            }
+            stagedFiles[record.id] = file
+        case .completed(let label, let response, let error):
+            let failure = inlet.untrack(label)
+            guard let record = record(labelled: label) else { return }
+            let outcome = await outcome(of: record, response: response, error: error, failure: failure)
+            await end(record, with: outcome)
+        case .finishedEvents:
+            inlet.eventsDidFinish()   // every event before it was handled, its outcome handed out
+        }
+    }
+
+    private func record(labelled label: String) -> BackgroundTransferRecord? {
+        UUID(uuidString: label).flatMap { records[$0] }
+    }
+
+    /// Hands `outcome` out and forgets `record`: its files, its progress, and its record on disk.
+    private func end(_ record: BackgroundTransferRecord, with outcome: BackgroundTransferOutcome) async {
+        records[record.id] = nil
+        responseBodies[record.id] = nil
+        latestProgress[record.id] = nil
+        cancelledByApp.remove(record.id)
+        if let staged = stagedFiles.removeValue(forKey: record.id) { try? FileManager.default.removeItem(at: staged) }   // not landed
+        if let owned = record.ownedBodyFile { try? FileManager.default.removeItem(at: owned) }   // the body we wrote
+        for continuation in progressContinuations.removeValue(forKey: record.id) ?? [] { continuation.finish() }
+        outcomeContinuation.yield(outcome)
+        // Removed after the outcome is handed out: a crash in between leaves the record, and the next launch
+        // reports it lost (its task is gone), so no transfer ends unreported.
+        try? store.remove(record.id)   // a record that could not be removed is likewise reported lost, not dropped
+    }
+
+    /// What the completion of `record`'s task means.
+    private func outcome(
+        of record: BackgroundTransferRecord, response: BackgroundSessionResponse?, error: URLError?, failure: NetworkError?
+    ) async -> BackgroundTransferOutcome {
+        if cancelledByApp.contains(record.id), failure == nil { return .failed(record, .cancelled) }
+        if let failure { return .failed(record, .network(failure)) }
+        if let error { return .failed(record, .network(.transportFailed(error))) }
+        guard let response else { return .failed(record, .network(.transportFailed(URLError(.badServerResponse)))) }
+        let status = response.statusCode
+        if record.tokenFingerprint != nil, record.expiredStatusCodes.contains(status) {
+            return .failed(record, .unauthorized(statusCode: status, credentialRefreshedSince: await credentialRefreshed(since: record)))
+        }
+        guard record.acceptableStatusCodes.contains(status) else { return .failed(record, .network(.invalidStatusCode(status))) }
+        guard record.kind == .download, let destination = record.destination else {
+            let body = responseBodies[record.id] ?? Data()
+            return .finished(record, BackgroundTransferResponse(statusCode: status, headers: response.headers, body: body))
+        }
+        guard let staged = stagedFiles.removeValue(forKey: record.id) else {
+            return .failed(record, .network(.fileWriteFailed(CocoaError(.fileNoSuchFile))))
+        }
+        do {
+            try await BackgroundDownloadLanding.land(staged, at: destination, record: record, response: response)
+        } catch let error as BackgroundTransferError {
+            return .failed(record, error)
+        } catch {
+            return .failed(record, .network(.fileWriteFailed(error)))
+        }
+        return .finished(record, BackgroundTransferResponse(statusCode: status, headers: response.headers, file: destination))
+    }
+
+    /// Whether the signed-in credential is of `record`'s account and holds another token than the one
+    /// its task was sent with.
+    private func credentialRefreshed(since record: BackgroundTransferRecord) async -> Bool {
+        // A store that cannot be read is "not refreshed": the app refreshes, then enqueues again.
+        guard let authenticator, let credential = (try? await authenticator.currentCredential()) ?? nil else { return false }
+        return credential.account == record.account && SHA256.hex(credential.accessToken) != record.tokenFingerprint
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Uploads from files and downloads to files that go on while the app is suspended or gone, on a
+/// background `URLSession` (Apple platforms), reattached at the next launch.
+///
+/// Make one at launch, with the same identifier every time, subscribe to ``outcomes`` and call
+/// ``start()``. Every transfer is recorded on disk before its task is resumed; at the next launch the
+/// service matches the tasks the system reports, and the events it delivers for transfers that finished
+/// while the app was gone, to those records, and hands each outcome to ``outcomes`` as a value. A
+/// record whose task the system no longer knows ends as ``BackgroundTransferError/lost``; a record that
+/// cannot be read as ``BackgroundTransferOutcome/unreadableRecord(_:)``: nothing is dropped silently.
+///
+/// ```swift
+/// let transfers = try BackgroundTransferService(identifier: "com.example.app.transfers", folder: folder, authenticator: auth)
+/// Task { for await outcome in transfers.outcomes { await library.apply(outcome) } }
+/// try await transfers.start()
+/// let record = try await transfers.upload(VideoAPI.upload(videoURL), tag: video.id)
+/// ```
+///
+/// See <doc:BackgroundTransfers> for the app delegate's part and the limits the system sets.
+public actor BackgroundTransferService {
+    /// The most bytes of an upload's response body kept for its ``BackgroundTransferResponse/body``.
+    public static let maximumUploadResponseSize = 1 << 20
+
+    /// The session's identifier.
+    public nonisolated let identifier: String
+    /// Every transfer's outcome, and every record that could not be read, once each. Iterate it from one
+    /// task, from launch on: outcomes wait here until then.
+    public nonisolated let outcomes: AsyncStream<BackgroundTransferOutcome>
+
+    let session: any BackgroundTransferSession
+    let store: any BackgroundTransferRecordStore
+    let inlet: BackgroundEventInlet
+    let authenticator: AuthInterceptor?
+    /// Where the service writes upload bodies (spooled forms, in-memory bodies).
+    let bodies: URL
+    let outcomeContinuation: AsyncStream<BackgroundTransferOutcome>.Continuation
+    var records: [UUID: BackgroundTransferRecord] = [:]
+    var responseBodies: [UUID: Data] = [:]
+    var stagedFiles: [UUID: URL] = [:]
+    var progressContinuations: [UUID: [AsyncStream<TransferProgress>.Continuation]] = [:]
+    var latestProgress: [UUID: TransferProgress] = [:]
+    var cancelledByApp: Set<UUID> = []
+    private var pump: Task<Void, Never>?
+
+    /// Creates a service that runs its transfers on `session`, keeping its records and files in `folder`.
+    ///
+    /// - Parameters:
+    ///   - session: the system's session: the Apple one made by
+    ///     `init(identifier:folder:authenticator:configure:)`, or a simulated one in tests.
+    ///   - folder: a folder only this service uses, that outlives the app's launches (in Application Support).
+    ///   - authenticator: attaches the token to each transfer when it is created.
+    /// - Throws: ``NetworkError/fileWriteFailed(_:)`` when the folder cannot be created.
+    public init(session: any BackgroundTransferSession, folder: URL, authenticator: AuthInterceptor? = nil) throws {
+        try self.init(session: session, store: BackgroundTransferFileStore(folder: folder.appendingPathComponent("records")), folder: folder, authenticator: authenticator)
+    }
+
+    init(session: any BackgroundTransferSession, store: any BackgroundTransferRecordStore, folder: URL, authenticator: AuthInterceptor?) throws {
+        self.identifier = session.identifier
+        self.session = session
+        self.store = store
+        self.authenticator = authenticator
+        self.bodies = folder.appendingPathComponent("bodies")
+        let staging = folder.appendingPathComponent("staging")
+        do {
+            try FileManager.default.createDirectory(at: bodies, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+        } catch {
+            throw NetworkError.fileWriteFailed(error)
+        }
+        self.inlet = BackgroundEventInlet(staging: staging)
+        (outcomes, outcomeContinuation) = AsyncStream.makeStream(of: BackgroundTransferOutcome.self)
+    }
+
+    deinit {
+        pump?.cancel()
+        inlet.finish()
+        outcomeContinuation.finish()
+    }
+
+    /// Reads the records, reattaches the system's tasks, and starts handing outcomes to ``outcomes``:
+    /// those of transfers that finished while the app was gone first, then ``BackgroundTransferError/lost``
+    /// for each record whose task the system no longer knows. Call it once, at launch.
+    ///
+    /// - Throws: ``NetworkError/fileWriteFailed(_:)`` when the records' folder cannot be read.
+    public func start() async throws {
+        guard pump == nil else { return }
+        let (loaded, issues) = try store.loadAll()
+        for issue in issues { outcomeContinuation.yield(.unreadableRecord(issue)) }
+        for record in loaded {
+            records[record.id] = record
+            var request = URLRequest(url: record.url)
+            request.httpMethod = record.method
+            inlet.track(record.label, request: request, authorizationHeader: authenticator?.header.name)
+        }
+        let items = inlet.items
+        pump = Task { [weak self] in
+            for await item in items {
+                guard let self else { return }
+                await self.handle(item)
+            }
+        }
+        session.attach(inlet)
+        let known = await session.taskLabels()
+        inlet.enqueue(.reconcile(known: known, recordIDs: Set(loaded.map(\.id))))
+    }
+
+    /// Hands the service the app delegate's completion handler for its session, to call once the
+    /// session's events are handled (after `urlSessionDidFinishEvents`), exactly once. Returns `false`,
+    /// leaving `completionHandler` to the caller, when `identifier` is another session's.
+    ///
+    /// Call it from `application(_:handleEventsForBackgroundURLSession:completionHandler:)`.
+    @discardableResult
+    public nonisolated func handleEventsForBackgroundURLSession(identifier: String, completionHandler: @escaping @Sendable () -> Void) -> Bool {
+        guard identifier == self.identifier else { return false }
+        inlet.holdCompletionHandler(completionHandler)
+        return true
+    }
+
+    /// The transfers started and not yet ended, oldest first.
+    public var pendingTransfers: [BackgroundTransferRecord] {
+        records.values.sorted { $0.createdAt < $1.createdAt }
+    }
+
+    /// The progress of the transfer `id` while the app runs (a reattached transfer's too), from the
+    /// latest figure known; finished when the transfer ends, at once when it is not pending.
+    public func progress(of id: UUID) -> AsyncStream<TransferProgress> {
+        let (stream, continuation) = AsyncStream.makeStream(of: TransferProgress.self, bufferingPolicy: .bufferingNewest(1))
+        guard records[id] != nil else {
+            continuation.finish()
+            return stream
+        }
+        if let latest = latestProgress[id] { continuation.yield(latest) }
+        progressContinuations[id, default: []].append(continuation)
+        return stream
+    }
+
+    /// Cancels the transfer `id`; its outcome is ``BackgroundTransferError/cancelled``.
+    public func cancel(_ id: UUID) {
+        guard let record = records[id] else { return }
+        cancelledByApp.insert(id)
+        session.cancelTask(labelled: record.label)
+    }
+}
