@@ -1,0 +1,134 @@
+import Foundation
+import Networking
+import NetworkingTestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Transfers that end before, while and after the app is relaunched, through the simulated system.
+@Suite("Background transfers across relaunches", SuiteTimeLimit.oneMinute)
+struct BackgroundTransferRelaunchTests {
+    @Test("A transfer that ends while the app runs is handed out at once, and its record removed")
+    func endsBeforeRelaunch() async throws {
+        let app = try BackgroundApp()
+        defer { app.cleanUp() }
+        app.server.stub(.post, "/v1/videos", MockResponse(statusCode: 201, body: Data("created".utf8)))
+        let service = try await app.launch()
+        var outcomes = service.outcomes.makeAsyncIterator()
+        let record = try await service.upload(BackgroundAPI.upload("frames"), tag: "video-1")
+        #expect(try app.recordFiles() == ["\(record.id.uuidString).record"])   // on disk before the task ran
+
+        await app.system.run(record.id.uuidString)
+        let outcome = try #require(await outcomes.next())
+        #expect(outcome.record?.tag == "video-1")
+        #expect(outcome.response?.statusCode == 201)
+        #expect(outcome.response?.body == Data("created".utf8))
+        #expect(app.server.requests.first?.body == Data("frames".utf8))
+        #expect(await service.pendingTransfers.isEmpty)
+        #expect(try app.recordFiles().isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: app.folder.appendingPathComponent("bodies").path).isEmpty)
+    }
+
+    @Test("A transfer that ends while the app is gone is handed out at the next launch, then the completion handler is called once")
+    func endsWhileAppIsGone() async throws {
+        let app = try BackgroundApp()
+        defer { app.cleanUp() }
+        app.server.stub(.post, "/v1/videos", .status(201))
+        let first = try await app.launch()
+        let record = try await first.upload(BackgroundAPI.upload(), tag: "video-2")
+        app.system.terminateApp()
+        await app.system.run(record.id.uuidString)   // ends while the app is gone: its events wait
+
+        let calls = Recorder<Bool>()
+        let recordFile = app.recordsFolder.appendingPathComponent("\(record.id.uuidString).record")
+        let second = try await app.launch { service in
+            // iOS relaunches the app in the background and calls handleEventsForBackgroundURLSession.
+            service.handleEventsForBackgroundURLSession(identifier: app.identifier) {
+                calls.append(FileManager.default.fileExists(atPath: recordFile.path))   // false: its outcome was handed out first
+            }
+        }
+        var outcomes = second.outcomes.makeAsyncIterator()
+        let outcome = try #require(await outcomes.next())
+        #expect(outcome.record?.id == record.id)
+        #expect(outcome.response?.statusCode == 201)
+        await waitForBackground { calls.all.count == 1 }
+        #expect(calls.all == [false])
+        #expect(!second.handleEventsForBackgroundURLSession(identifier: "another.session") {})
+    }
+
+    @Test("The completion handler is called exactly once, given before or after the events were handled")
+    func completionHandlerAfterEvents() async throws {
+        let app = try BackgroundApp()
+        defer { app.cleanUp() }
+        app.server.stub(.post, "/v1/videos", .status(201))
+        let first = try await app.launch()
+        let record = try await first.upload(BackgroundAPI.upload())
+        app.system.terminateApp()
+        await app.system.run(record.id.uuidString)
+
+        let second = try await app.launch()
+        var outcomes = second.outcomes.makeAsyncIterator()
+        _ = try #require(await outcomes.next())
+        let calls = Recorder<Int>()
+        await waitForBackground {
+            // the finished-events news is handled by the service after the outcome: hand the handler over once it was
+            await second.pendingTransfers.isEmpty
+        }
+        second.handleEventsForBackgroundURLSession(identifier: app.identifier) { calls.append(1) }
+        await waitForBackground { calls.all.count == 1 }
+        second.handleEventsForBackgroundURLSession(identifier: app.identifier) { calls.append(2) }   // a later batch's handler waits for its own events
+        #expect(calls.all == [1])
+    }
+
+    @Test("A transfer still running at the next launch is reattached: its progress is observable and its outcome handed out")
+    func endsAfterRelaunch() async throws {
+        let app = try BackgroundApp()
+        defer { app.cleanUp() }
+        app.server.stub(.get, "/v1/files/report.pdf", MockResponse(statusCode: 200, body: Data(repeating: 7, count: 4_096)))
+        let destination = app.folder.appendingPathComponent("report.pdf")
+        let first = try await app.launch()
+        let record = try await first.download(BackgroundAPI.download(), to: destination, tag: "report")
+        app.system.terminateApp()
+
+        let second = try await app.launch()
+        #expect(await second.pendingTransfers.map(\.id) == [record.id])
+        let progress = await second.progress(of: record.id)
+        var outcomes = second.outcomes.makeAsyncIterator()
+        await app.system.run(record.id.uuidString)
+        let outcome = try #require(await outcomes.next())
+        #expect(outcome.response?.file == destination)
+        #expect(FileManager.default.contents(atPath: destination.path) == Data(repeating: 7, count: 4_096))
+        var seen: [TransferProgress] = []
+        for await update in progress { seen.append(update) }   // finished with the transfer
+        #expect(seen.last?.completedBytes == 4_096)
+    }
+
+    @Test("A record whose task the system forgot is reported lost at the next launch, never dropped")
+    func forgottenTaskIsLost() async throws {
+        let app = try BackgroundApp()
+        defer { app.cleanUp() }
+        let first = try await app.launch()
+        let kept = try await first.upload(BackgroundAPI.upload(), tag: "kept")
+        let forgotten = try await first.upload(BackgroundAPI.upload(), tag: "forgotten")
+        app.system.terminateApp()
+        app.system.forget(forgotten.id.uuidString)   // the user force-quit the app, say
+
+        let second = try await app.launch()
+        var outcomes = second.outcomes.makeAsyncIterator()
+        let outcome = try #require(await outcomes.next())
+        #expect(outcome.record?.id == forgotten.id)
+        guard case .lost? = outcome.error else {
+            Issue.record("expected lost, got \(outcome)")
+            return
+        }
+        #expect(await second.pendingTransfers.map(\.id) == [kept.id])
+        #expect(try app.recordFiles() == ["\(kept.id.uuidString).record"])
+    }
+}
+
+/// Waits until `condition` holds, checking every millisecond; the suite's time limit ends a wait that never does.
+func waitForBackground(_ condition: () async -> Bool) async {
+    while await !condition(), !Task.isCancelled { try? await Task.sleep(nanoseconds: 1_000_000) }
+}
