@@ -132,3 +132,51 @@ struct BackgroundTransferRelaunchTests {
 func waitForBackground(_ condition: () async -> Bool) async {
     while await !condition(), !Task.isCancelled { try? await Task.sleep(nanoseconds: 1_000_000) }
 }
+
+/// A session that notes, when each task is created, whether the transfer's record was already on disk.
+final class RecordCheckingSession: BackgroundTransferSession, @unchecked Sendable {
+    let base: SimulatedBackgroundSession
+    let recordsFolder: URL
+    let recordWasOnDisk = Recorder<Bool>()
+    var identifier: String { base.identifier }
+
+    init(base: SimulatedBackgroundSession, recordsFolder: URL) {
+        self.base = base
+        self.recordsFolder = recordsFolder
+    }
+
+    func attach(_ receiver: any BackgroundSessionReceiver) { base.attach(receiver) }
+    func startTask(_ request: BackgroundSessionTaskRequest) throws {
+        recordWasOnDisk.append(FileManager.default.fileExists(atPath: recordsFolder.appendingPathComponent(request.label + ".record").path))
+        try base.startTask(request)
+    }
+    func taskLabels() async -> Set<String> { await base.taskLabels() }
+    func cancelTask(labelled label: String) { base.cancelTask(labelled: label) }
+}
+
+@Suite("Background transfer records", SuiteTimeLimit.oneMinute)
+struct BackgroundTransferRecordOrderTests {
+    @Test("Each transfer is on disk before its task is created and resumed")
+    func recordBeforeTask() async throws {
+        let app = try BackgroundApp()
+        defer { app.cleanUp() }
+        let session = RecordCheckingSession(base: app.system.launch(identifier: app.identifier), recordsFolder: app.recordsFolder)
+        let service = try BackgroundTransferService(session: session, folder: app.folder)
+        try await service.start()
+        try await service.upload(BackgroundAPI.upload())
+        try await service.download(BackgroundAPI.download(), to: app.folder.appendingPathComponent("report.pdf"))
+        #expect(session.recordWasOnDisk.all == [true, true])
+    }
+
+    @Test("An upload from a file that cannot be read throws and leaves no record behind")
+    func refusedTask() async throws {
+        let app = try BackgroundApp()
+        defer { app.cleanUp() }
+        let service = try await app.launch()
+        let missing = app.folder.appendingPathComponent("missing.mp4")
+        await #expect(throws: (any Error).self) {
+            try await service.upload(BackgroundAPI(path: "/v1/videos", body: .file(missing, contentType: "video/mp4")))
+        }
+        #expect(try app.recordFiles().isEmpty)
+    }
+}

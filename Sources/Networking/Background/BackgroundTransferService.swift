@@ -113,11 +113,16 @@ public actor BackgroundTransferService {
     /// session's events are handled (after `urlSessionDidFinishEvents`), exactly once. Returns `false`,
     /// leaving `completionHandler` to the caller, when `identifier` is another session's.
     ///
-    /// Call it from `application(_:handleEventsForBackgroundURLSession:completionHandler:)`.
+    /// Call it from `application(_:handleEventsForBackgroundURLSession:completionHandler:)`. On Apple
+    /// platforms the handler is called on the main queue.
     @discardableResult
     public nonisolated func handleEventsForBackgroundURLSession(identifier: String, completionHandler: @escaping @Sendable () -> Void) -> Bool {
         guard identifier == self.identifier else { return false }
-        inlet.holdCompletionHandler(completionHandler)
+        #if canImport(Darwin)
+            inlet.holdCompletionHandler { DispatchQueue.main.async { completionHandler() } }   // UIKit wants it on the main thread
+        #else
+            inlet.holdCompletionHandler(completionHandler)
+        #endif
         return true
     }
 
