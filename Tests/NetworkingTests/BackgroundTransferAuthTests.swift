@@ -79,7 +79,7 @@ struct BackgroundTransferAuthTests {
         let auth = backgroundAuthenticator(account: "A", token: "token-A1")
         let first = try await app.launch(authenticator: auth)
         let record = try await first.upload(BackgroundAPI.upload(), tag: "A's video")
-        app.system.terminateApp()
+        await app.terminate(first)
         try await auth.signOut()
         try await auth.signIn(with: Credential(accessToken: "token-B1", refreshToken: "r", account: "B"))
         await app.system.run(record.id.uuidString)

@@ -38,7 +38,7 @@ struct BackgroundTransferRelaunchTests {
         app.server.stub(.post, "/v1/videos", .status(201))
         let first = try await app.launch()
         let record = try await first.upload(BackgroundAPI.upload(), tag: "video-2")
-        app.system.terminateApp()
+        await app.terminate(first)
         await app.system.run(record.id.uuidString)   // ends while the app is gone: its events wait
 
         let calls = Recorder<Bool>()
@@ -65,7 +65,7 @@ struct BackgroundTransferRelaunchTests {
         app.server.stub(.post, "/v1/videos", .status(201))
         let first = try await app.launch()
         let record = try await first.upload(BackgroundAPI.upload())
-        app.system.terminateApp()
+        await app.terminate(first)
         await app.system.run(record.id.uuidString)
 
         let second = try await app.launch()
@@ -90,7 +90,7 @@ struct BackgroundTransferRelaunchTests {
         let destination = app.folder.appendingPathComponent("report.pdf")
         let first = try await app.launch()
         let record = try await first.download(BackgroundAPI.download(), to: destination, tag: "report")
-        app.system.terminateApp()
+        await app.terminate(first)
 
         let second = try await app.launch()
         #expect(await second.pendingTransfers.map(\.id) == [record.id])
@@ -112,7 +112,7 @@ struct BackgroundTransferRelaunchTests {
         let first = try await app.launch()
         let kept = try await first.upload(BackgroundAPI.upload(), tag: "kept")
         let forgotten = try await first.upload(BackgroundAPI.upload(), tag: "forgotten")
-        app.system.terminateApp()
+        await app.terminate(first)
         app.system.forget(forgotten.id.uuidString)   // the user force-quit the app, say
 
         let second = try await app.launch()
@@ -178,5 +178,15 @@ struct BackgroundTransferRecordOrderTests {
             try await service.upload(BackgroundAPI(path: "/v1/videos", body: .file(missing, contentType: "video/mp4")))
         }
         #expect(try app.recordFiles().isEmpty)
+    }
+
+    @Test("One service a folder: a second one is refused until the first stops")
+    func oneServiceAFolder() async throws {
+        let app = try BackgroundApp()
+        defer { app.cleanUp() }
+        let first = try await app.launch()
+        #expect(throws: NetworkError.self) { try BackgroundTransferService(session: app.system.launch(identifier: app.identifier), folder: app.folder) }
+        await app.terminate(first)
+        _ = try await app.launch()
     }
 }

@@ -48,6 +48,12 @@ struct BackgroundApp {
         return service
     }
 
+    /// The app is gone: the system keeps its tasks, and the service's folder is free for the next launch.
+    func terminate(_ service: BackgroundTransferService) async {
+        system.terminateApp()
+        await service.stop()
+    }
+
     var recordsFolder: URL { folder.appendingPathComponent("records") }
 
     /// The names of the files in the records folder.

@@ -46,6 +46,8 @@ public actor BackgroundTransferService {
     var latestProgress: [UUID: TransferProgress] = [:]
     var cancelledByApp: Set<UUID> = []
     private var pump: Task<Void, Never>?
+    /// The service's hold on its folder: one service a folder, across processes.
+    private let folderLock: DurableFolderLock
 
     /// Creates a service that runs its transfers on `session`, keeping its records and files in `folder`.
     ///
@@ -54,9 +56,12 @@ public actor BackgroundTransferService {
     ///     `init(identifier:folder:authenticator:configure:)`, or a simulated one in tests.
     ///   - folder: a folder only this service uses, that outlives the app's launches (in Application Support).
     ///   - authenticator: attaches the token to each transfer when it is created.
-    /// - Throws: ``NetworkError/fileWriteFailed(_:)`` when the folder cannot be created.
+    /// - Throws: ``NetworkError/fileWriteFailed(_:)`` when the folder cannot be created, or when another
+    ///   service (in this process or another) holds it: ``stop()`` releases it.
     public init(session: any BackgroundTransferSession, folder: URL, authenticator: AuthInterceptor? = nil) throws {
-        try self.init(session: session, store: BackgroundTransferFileStore(folder: folder.appendingPathComponent("records")), folder: folder, authenticator: authenticator)
+        try self.init(
+            session: session, store: BackgroundTransferFileStore(folder: folder.appendingPathComponent("records")), folder: folder,
+            authenticator: authenticator)
     }
 
     init(session: any BackgroundTransferSession, store: any BackgroundTransferRecordStore, folder: URL, authenticator: AuthInterceptor?) throws {
@@ -64,6 +69,11 @@ public actor BackgroundTransferService {
         self.session = session
         self.store = store
         self.authenticator = authenticator
+        do {
+            self.folderLock = try DurableFolderLock(folder: folder.path)
+        } catch {
+            throw NetworkError.fileWriteFailed(error)
+        }
         self.bodies = folder.appendingPathComponent("bodies")
         let staging = folder.appendingPathComponent("staging")
         do {
@@ -80,6 +90,18 @@ public actor BackgroundTransferService {
         pump?.cancel()
         inlet.finish()
         outcomeContinuation.finish()
+        folderLock.release()
+    }
+
+    /// Stops handing out outcomes and progress, and releases the folder for another service: what the
+    /// end of the process does. The system's tasks go on; a later service reattaches them.
+    public func stop() {
+        pump?.cancel()
+        inlet.finish()
+        outcomeContinuation.finish()
+        for continuations in progressContinuations.values { continuations.forEach { $0.finish() } }
+        progressContinuations = [:]
+        folderLock.release()
     }
 
     /// Reads the records, reattaches the system's tasks, and starts handing outcomes to ``outcomes``:
