@@ -99,7 +99,7 @@ public actor BackgroundTransferService {
         pump?.cancel()
         inlet.finish()
         outcomeContinuation.finish()
-        for continuations in progressContinuations.values { continuations.forEach { $0.finish() } }
+        for continuation in progressContinuations.values.joined() { continuation.finish() }
         progressContinuations = [:]
         folderLock.release()
     }
