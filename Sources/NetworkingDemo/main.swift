@@ -9,6 +9,7 @@ do {
     try await CacheDemo.run()
     try await OfflineDemo.run()
     try await TransferDemo.run()
+    try await BackgroundTransferDemo.run()
 } catch {
     print("demo failed: \(error)")
     exit(1)
