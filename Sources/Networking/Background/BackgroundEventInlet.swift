@@ -114,6 +114,17 @@ final class BackgroundEventInlet: BackgroundSessionReceiver, @unchecked Sendable
 
     // MARK: The app delegate's completion handler
 
+    /// The completion handler UIKit gives the app delegate: not `Sendable` in its signature, called once,
+    /// on the main queue on Apple platforms.
+    struct CompletionHandler: @unchecked Sendable {
+        // @unchecked: the closure is called once, by `eventsDidFinish` or `holdCompletionHandler`, never concurrently.
+        let call: () -> Void
+
+        init(_ call: @escaping () -> Void) {
+            self.call = call
+        }
+    }
+
     /// Keeps `handler` until the session's events are handled, or calls it at once if they already were.
     func holdCompletionHandler(_ handler: @escaping @Sendable () -> Void) {
         lock.lock()

@@ -138,12 +138,13 @@ public actor BackgroundTransferService {
     /// Call it from `application(_:handleEventsForBackgroundURLSession:completionHandler:)`. On Apple
     /// platforms the handler is called on the main queue.
     @discardableResult
-    public nonisolated func handleEventsForBackgroundURLSession(identifier: String, completionHandler: @escaping @Sendable () -> Void) -> Bool {
+    public nonisolated func handleEventsForBackgroundURLSession(identifier: String, completionHandler: @escaping () -> Void) -> Bool {
         guard identifier == self.identifier else { return false }
+        let handler = BackgroundEventInlet.CompletionHandler(completionHandler)
         #if canImport(Darwin)
-            inlet.holdCompletionHandler { DispatchQueue.main.async { completionHandler() } }   // UIKit wants it on the main thread
+            inlet.holdCompletionHandler { DispatchQueue.main.async { handler.call() } }   // UIKit wants it on the main thread
         #else
-            inlet.holdCompletionHandler(completionHandler)
+            inlet.holdCompletionHandler { handler.call() }
         #endif
         return true
     }
