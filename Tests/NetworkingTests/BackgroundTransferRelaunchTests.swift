@@ -180,6 +180,19 @@ struct BackgroundTransferRecordOrderTests {
         #expect(try app.recordFiles().isEmpty)
     }
 
+    @Test("A transfer is refused before start() and after stop(): its events would have nowhere to go")
+    func refusedWhenNotRunning() async throws {
+        let app = try BackgroundApp()
+        defer { app.cleanUp() }
+        let service = try BackgroundTransferService(session: app.system.launch(identifier: app.identifier), folder: app.folder)
+        await #expect(throws: NetworkError.self) { try await service.upload(BackgroundAPI.upload()) }
+        try await service.start()
+        try await service.upload(BackgroundAPI.upload())
+        await service.stop()
+        await #expect(throws: NetworkError.self) { try await service.upload(BackgroundAPI.upload()) }
+        #expect(app.system.waitingTasks.count == 1)
+    }
+
     @Test("One service a folder: a second one is refused until the first stops")
     func oneServiceAFolder() async throws {
         let app = try BackgroundApp()

@@ -18,7 +18,8 @@ extension BackgroundTransferService {
     ///   - tag: the app's own tag, kept in the record.
     ///   - account: the account the transfer must be sent for (when sending a failed transfer again):
     ///     when the signed-in account is another one, nothing is sent.
-    /// - Throws: what ``Endpoint/urlRequest(encoder:)`` throws, ``BackgroundTransferError/accountChanged``,
+    /// - Throws: ``NetworkError/invalidRequest(field:reason:)`` before ``start()`` or after ``stop()``,
+    ///   what ``Endpoint/urlRequest(encoder:)`` throws, ``BackgroundTransferError/accountChanged``,
     ///   the authenticator's errors (``NetworkError/missingCredential``), or
     ///   ``NetworkError/fileWriteFailed(_:)`` when the body or the record cannot be written.
     @discardableResult
@@ -107,6 +108,9 @@ extension BackgroundTransferService {
         _ request: URLRequest, kind: BackgroundSessionTaskRequest.Kind, id: UUID, endpoint: some Endpoint, tag: String, account: String?,
         destination: URL?, expectedValidator: String?, ownedBodyFile: URL?
     ) async throws -> BackgroundTransferRecord {
+        guard isRunning else {   // a download's file delivered before then would be lost
+            throw NetworkError.invalidRequest(field: "background transfer service", reason: "is not started, or was stopped")
+        }
         let (sent, signedIn, fingerprint) = try await authenticate(request, for: endpoint)
         if let account, account != signedIn { throw BackgroundTransferError.accountChanged }
         let url = request.url ?? endpoint.baseURL   // urlRequestAndBody always sets one

@@ -46,6 +46,9 @@ public actor BackgroundTransferService {
     var latestProgress: [UUID: TransferProgress] = [:]
     var cancelledByApp: Set<UUID> = []
     private var pump: Task<Void, Never>?
+    private var stopped = false
+    /// Whether ``start()`` ran and ``stop()`` did not: events are handled.
+    var isRunning: Bool { pump != nil && !stopped }
     /// The service's hold on its folder: one service a folder, across processes.
     private let folderLock: DurableFolderLock
 
@@ -96,6 +99,7 @@ public actor BackgroundTransferService {
     /// Stops handing out outcomes and progress, and releases the folder for another service: what the
     /// end of the process does. The system's tasks go on; a later service reattaches them.
     public func stop() {
+        stopped = true
         pump?.cancel()
         inlet.finish()
         outcomeContinuation.finish()
@@ -110,7 +114,7 @@ public actor BackgroundTransferService {
     ///
     /// - Throws: ``NetworkError/fileWriteFailed(_:)`` when the records' folder cannot be read.
     public func start() async throws {
-        guard pump == nil else { return }
+        guard pump == nil, !stopped else { return }
         let (loaded, issues) = try store.loadAll()
         for issue in issues { outcomeContinuation.yield(.unreadableRecord(issue)) }
         for record in loaded {
