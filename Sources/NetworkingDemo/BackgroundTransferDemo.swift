@@ -63,6 +63,7 @@ enum BackgroundTransferDemo {
             case .unreadableRecord(let issue):
                 print("launch 2 \(issue)")
             }
+            await second.acknowledge(outcome)   // applied: its record goes; unacknowledged, the next launch tells it again
             if await second.pendingTransfers.isEmpty { break }
         }
         for await _ in handlerCalls { break }

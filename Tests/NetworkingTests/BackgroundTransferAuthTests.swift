@@ -97,6 +97,8 @@ struct BackgroundTransferAuthTests {
         }
         #expect(app.system.waitingTasks.isEmpty)
         #expect(app.server.requests.allSatisfy { $0.header("Authorization") != "Bearer token-B1" })
+        #expect(try app.recordFiles() == ["\(record.id.uuidString).record"])   // its outcome, until acknowledged
+        await second.acknowledge(outcome)
         #expect(try app.recordFiles().isEmpty)
     }
 

@@ -25,6 +25,7 @@ struct BackgroundTransferTests {
         }
         #expect(app.server.requests.isEmpty)
         #expect(app.system.waitingTasks.isEmpty)
+        await service.acknowledge(outcome)
         #expect(try app.recordFiles().isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: app.folder.appendingPathComponent("bodies").path).isEmpty)
     }
@@ -51,6 +52,7 @@ struct BackgroundTransferTests {
         }
         #expect(app.server.requests.count == 200)
         #expect(await service.pendingTransfers.isEmpty)
+        for outcome in ended { await service.acknowledge(outcome) }
         #expect(try app.recordFiles().isEmpty)
     }
 
@@ -84,6 +86,7 @@ struct BackgroundTransferTests {
         #expect(issues.map(\.reason).sorted() == ["checksum mismatch", "truncated: 40 of \(tornSize) bytes"].sorted())
         #expect(ended.compactMap { $0.record?.id } == [good.id])
         #expect(ended.last?.response?.statusCode == 201)
+        for outcome in ended { await second.acknowledge(outcome) }
         #expect(Set(try app.recordFiles()) == ["\(corrupted.id.uuidString).record.unreadable", "\(torn.id.uuidString).record.unreadable"])
 
         await app.terminate(second)

@@ -34,7 +34,10 @@ struct BackgroundTransfersDocSnippetTests {
         // The service part of didFinishLaunching, on the simulated system.
         let transfers = try BackgroundTransferService(session: system.launch(identifier: "com.example.app.transfers"), folder: folder.appendingPathComponent("transfers"), authenticator: auth)
         let loop = Task {
-            for await outcome in transfers.outcomes { await library.apply(outcome) }   // from launch on
+            for await outcome in transfers.outcomes {   // from launch on
+                await library.apply(outcome)
+                await transfers.acknowledge(outcome)   // applied: its record may go
+            }
         }
         try await transfers.start()
 
@@ -79,6 +82,7 @@ struct BackgroundTransfersDocSnippetTests {
             case .unreadableRecord(let issue):
                 print(issue)
             }
+            await transfers.acknowledge(outcome)   // applied: told no more
             if await transfers.pendingTransfers.isEmpty { break }
         }
         #expect(statuses == [201])

@@ -125,6 +125,13 @@ final class BackgroundEventInlet: BackgroundSessionReceiver, @unchecked Sendable
         }
     }
 
+    /// Whether the app delegate's completion handler was given and waits for the session's events.
+    var hasCompletionHandler: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return completionHandler != nil
+    }
+
     /// Keeps `handler` until the session's events are handled, or calls it at once if they already were.
     func holdCompletionHandler(_ handler: @escaping @Sendable () -> Void) {
         lock.lock()

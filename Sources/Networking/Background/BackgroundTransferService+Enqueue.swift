@@ -112,6 +112,9 @@ extension BackgroundTransferService {
             throw NetworkError.invalidRequest(field: "background transfer service", reason: "is not started, or was stopped")
         }
         let (sent, signedIn, fingerprint) = try await authenticate(request, for: endpoint)
+        guard isRunning else {   // stopped while the token was read: no task after stop()
+            throw NetworkError.invalidRequest(field: "background transfer service", reason: "was stopped")
+        }
         if let account, account != signedIn { throw BackgroundTransferError.accountChanged }
         let url = request.url ?? endpoint.baseURL   // urlRequestAndBody always sets one
         let record = BackgroundTransferRecord(
@@ -119,7 +122,7 @@ extension BackgroundTransferService {
             destination: destination, expectedValidator: expectedValidator, maximumSize: endpoint.maximumResponseSize.map(Int64.init),
             acceptableStatusCodes: endpoint.acceptableStatusCodes, account: signedIn, tag: tag, createdAt: Date(), ownedBodyFile: ownedBodyFile,
             tokenFingerprint: fingerprint, expiredStatusCodes: authenticator?.expiredStatusCodes ?? [])
-        try store.save(record)   // durable before the task exists: a crash now leaves a record the next launch reports lost
+        try store.save(record, settlement: nil)   // durable before the task exists: a crash now leaves a record the next launch reports lost
         records[id] = record
         inlet.track(record.label, request: sent, authorizationHeader: fingerprint == nil ? nil : authenticator?.header.name)
         do {

@@ -9,9 +9,11 @@ extension BackgroundTransferService {
     func handle(_ item: BackgroundEventInlet.Item) async {
         switch item {
         case .reconcile(let known, let recordIDs):
-            for id in recordIDs.sorted(by: { $0.uuidString < $1.uuidString }) {
-                guard let record = records[id], !known.contains(record.label) else { continue }
-                await end(record, with: .failed(record, .lost))   // never dropped silently
+            let missing = recordIDs.filter { records[$0].map { !known.contains($0.label) } ?? false }
+            if inlet.hasCompletionHandler {
+                suspectedLost.formUnion(missing)   // events on their way may be theirs: wait for them
+            } else {
+                await reportLost(missing)
             }
         case .event(let event):
             await handle(event)
@@ -46,35 +48,59 @@ extension BackgroundTransferService {
             let outcome = await outcome(of: record, response: response, error: error, failure: failure)
             await end(record, with: outcome)
         case .finishedEvents:
+            let missing = suspectedLost
+            suspectedLost = []
+            await reportLost(missing)
             inlet.eventsDidFinish()   // every event before it was handled, its outcome handed out
         }
     }
 
+    /// The record of a running transfer labelled `label`, or of one reported lost at this launch (its
+    /// completion came late: the real outcome is told after all).
     private func record(labelled label: String) -> BackgroundTransferRecord? {
-        UUID(uuidString: label).flatMap { records[$0] }
+        UUID(uuidString: label).flatMap { records[$0] ?? reportedLost[$0] }
     }
 
-    /// Hands `outcome` out and forgets `record`: its files, its progress, and its record on disk.
+    /// Ends the records `ids` whose tasks the system no longer knows as ``BackgroundTransferError/lost``.
+    private func reportLost(_ ids: Set<UUID>) async {
+        for id in ids.sorted(by: { $0.uuidString < $1.uuidString }) {
+            guard let record = records[id] else { continue }   // its completion came meanwhile
+            reportedLost[id] = record
+            await end(record, with: .failed(record, .lost))   // never dropped silently
+        }
+    }
+
+    /// Keeps `outcome` in `record` on disk, hands it out, and forgets the transfer's files and progress;
+    /// the record goes when the app acknowledges the outcome. After ``stop()`` nothing changes: the record
+    /// stays as it was, and the next launch tells its outcome (``BackgroundTransferError/lost``, its task gone).
     private func end(_ record: BackgroundTransferRecord, with outcome: BackgroundTransferOutcome) async {
         records[record.id] = nil
+        guard isRunning else { return }   // nobody to hand it to, and the folder may be another service's now
+        if case .failed(_, .lost) = outcome {} else { reportedLost[record.id] = nil }
         responseBodies[record.id] = nil
         latestProgress[record.id] = nil
         cancelledByApp.remove(record.id)
         if let staged = stagedFiles.removeValue(forKey: record.id) { try? FileManager.default.removeItem(at: staged) }   // not landed
         if let owned = record.ownedBodyFile { try? FileManager.default.removeItem(at: owned) }   // the body we wrote
         for continuation in progressContinuations.removeValue(forKey: record.id) ?? [] { continuation.finish() }
+        // Kept before it is handed out: a crash after this tells it again at the next launch. A record that
+        // cannot be written keeps its running state, and the next launch reports it lost: never dropped.
+        try? store.save(record, settlement: BackgroundTransferSettlement(outcome))
+        unacknowledged[record.id] = record
         outcomeContinuation.yield(outcome)
-        // Removed after the outcome is handed out: a crash in between leaves the record, and the next launch
-        // reports it lost (its task is gone), so no transfer ends unreported.
-        try? store.remove(record.id)   // a record that could not be removed is likewise reported lost, not dropped
     }
 
     /// What the completion of `record`'s task means.
     private func outcome(
         of record: BackgroundTransferRecord, response: BackgroundSessionResponse?, error: URLError?, failure: NetworkError?
     ) async -> BackgroundTransferOutcome {
-        if cancelledByApp.contains(record.id), failure == nil { return .failed(record, .cancelled) }
         if let failure { return .failed(record, .network(failure)) }
+        if let error, error.code == .cancelled {
+            // Cancelled only when the task was: a completion already queued when the app cancelled keeps its
+            // response. One the app did not ask for at this launch is the system's (iOS cancels the tasks of
+            // a force-quit app, NSURLErrorBackgroundTaskCancelledReasonKey): the transfer is lost.
+            return .failed(record, cancelledByApp.contains(record.id) ? .cancelled : .lost)
+        }
         if let error { return .failed(record, .network(.transportFailed(error))) }
         guard let response else { return .failed(record, .network(.transportFailed(URLError(.badServerResponse)))) }
         let status = response.statusCode

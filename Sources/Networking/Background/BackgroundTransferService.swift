@@ -10,13 +10,19 @@ import Foundation
 /// Make one at launch, with the same identifier every time, subscribe to ``outcomes`` and call
 /// ``start()``. Every transfer is recorded on disk before its task is resumed; at the next launch the
 /// service matches the tasks the system reports, and the events it delivers for transfers that finished
-/// while the app was gone, to those records, and hands each outcome to ``outcomes`` as a value. A
+/// while the app was gone, to those records, and hands each outcome to ``outcomes`` as a value, kept in
+/// its record until the app acknowledges it (``acknowledge(_:)``): told again at each launch until then. A
 /// record whose task the system no longer knows ends as ``BackgroundTransferError/lost``; a record that
 /// cannot be read as ``BackgroundTransferOutcome/unreadableRecord(_:)``: nothing is dropped silently.
 ///
 /// ```swift
 /// let transfers = try BackgroundTransferService(identifier: "com.example.app.transfers", folder: folder, authenticator: auth)
-/// Task { for await outcome in transfers.outcomes { await library.apply(outcome) } }
+/// Task {
+///     for await outcome in transfers.outcomes {
+///         await library.apply(outcome)
+///         await transfers.acknowledge(outcome)
+///     }
+/// }
 /// try await transfers.start()
 /// let record = try await transfers.upload(VideoAPI.upload(videoURL), tag: video.id)
 /// ```
@@ -28,8 +34,9 @@ public actor BackgroundTransferService {
 
     /// The session's identifier.
     public nonisolated let identifier: String
-    /// Every transfer's outcome, and every record that could not be read, once each. Iterate it from one
-    /// task, from launch on: outcomes wait here until then.
+    /// Every transfer's outcome, and every record that could not be read. Iterate it from one task, from
+    /// launch on: outcomes wait here until then. An outcome not acknowledged (``acknowledge(_:)``) before
+    /// the process ends is handed out again at the next launch.
     public nonisolated let outcomes: AsyncStream<BackgroundTransferOutcome>
 
     let session: any BackgroundTransferSession
@@ -45,6 +52,13 @@ public actor BackgroundTransferService {
     var progressContinuations: [UUID: [AsyncStream<TransferProgress>.Continuation]] = [:]
     var latestProgress: [UUID: TransferProgress] = [:]
     var cancelledByApp: Set<UUID> = []
+    /// Transfers whose outcome was handed out and is kept on disk until the app acknowledges it.
+    var unacknowledged: [UUID: BackgroundTransferRecord] = [:]
+    /// Records reported lost at this launch: a completion the system delivers later still counts.
+    var reportedLost: [UUID: BackgroundTransferRecord] = [:]
+    /// Records the system listed no task for, reported lost when the session's events finish (a
+    /// completion handler was given: the system is about to deliver events that may be theirs).
+    var suspectedLost: Set<UUID> = []
     private var pump: Task<Void, Never>?
     private var stopped = false
     /// Whether ``start()`` ran and ``stop()`` did not: events are handled.
@@ -109,15 +123,23 @@ public actor BackgroundTransferService {
     }
 
     /// Reads the records, reattaches the system's tasks, and starts handing outcomes to ``outcomes``:
-    /// those of transfers that finished while the app was gone first, then ``BackgroundTransferError/lost``
-    /// for each record whose task the system no longer knows. Call it once, at launch.
+    /// first again those handed out at an earlier launch and never acknowledged (``acknowledge(_:)``),
+    /// then those of transfers that finished while the app was gone, then
+    /// ``BackgroundTransferError/lost`` for each record whose task the system no longer knows. Call it
+    /// once, at launch.
     ///
     /// - Throws: ``NetworkError/fileWriteFailed(_:)`` when the records' folder cannot be read.
     public func start() async throws {
         guard pump == nil, !stopped else { return }
         let (loaded, issues) = try store.loadAll()
         for issue in issues { outcomeContinuation.yield(.unreadableRecord(issue)) }
-        for record in loaded {
+        for stored in loaded {
+            let record = stored.record
+            if let settlement = stored.settlement {   // told before, not acknowledged: told again
+                unacknowledged[record.id] = record
+                outcomeContinuation.yield(settlement.outcome(of: record))
+                continue
+            }
             records[record.id] = record
             var request = URLRequest(url: record.url)
             request.httpMethod = record.method
@@ -132,7 +154,7 @@ public actor BackgroundTransferService {
         }
         session.attach(inlet)
         let known = await session.taskLabels()
-        inlet.enqueue(.reconcile(known: known, recordIDs: Set(loaded.map(\.id))))
+        inlet.enqueue(.reconcile(known: known, recordIDs: Set(loaded.filter { $0.settlement == nil }.map(\.record.id))))
     }
 
     /// Hands the service the app delegate's completion handler for its session, to call once the
@@ -151,6 +173,21 @@ public actor BackgroundTransferService {
             inlet.holdCompletionHandler { handler.call() }
         #endif
         return true
+    }
+
+    /// Tells the service the app has applied the outcome of the transfer `id`: its record is removed
+    /// from disk. Until then the outcome is kept there, and handed out again at the next launch when the
+    /// process ends first (an outcome may be told twice, never not at all). Nothing happens for a
+    /// transfer that has not ended, or after ``stop()``.
+    public func acknowledge(_ id: UUID) {
+        guard isRunning, unacknowledged.removeValue(forKey: id) != nil else { return }
+        try? store.remove(id)   // a record that could not be removed is told again at the next launch: harmless
+    }
+
+    /// Tells the service the app has applied `outcome`: ``acknowledge(_:)`` with its record's id
+    /// (nothing for ``BackgroundTransferOutcome/unreadableRecord(_:)``, which is reported once).
+    public func acknowledge(_ outcome: BackgroundTransferOutcome) {
+        if let id = outcome.record?.id { acknowledge(id) }
     }
 
     /// The transfers started and not yet ended, oldest first.
