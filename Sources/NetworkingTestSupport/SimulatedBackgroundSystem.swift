@@ -65,6 +65,21 @@ public final class SimulatedBackgroundSystem: @unchecked Sendable {
         locked { receiver = nil }
     }
 
+    /// The user force-quits the app: the app is gone, and the system cancels its tasks; their completions,
+    /// `URLError(.cancelled)` with `NSURLErrorBackgroundTaskCancelledReasonKey` 0 (a force-quit), wait for
+    /// the next launch, as iOS keeps them.
+    public func forceQuitApp() {
+        lock.lock()
+        receiver = nil
+        let labels = tasks.keys.sorted()
+        tasks = [:]
+        for label in labels {
+            let error = URLError(.cancelled, userInfo: ["NSURLErrorBackgroundTaskCancelledReasonKey": 0])
+            held.append(.completed(label: label, response: nil, error: error))
+        }
+        lock.unlock()
+    }
+
     /// The labels of the tasks that have not run yet.
     public var waitingTasks: [String] {
         locked { tasks.filter { !$0.value.isRunning }.map(\.key).sorted() }
@@ -83,7 +98,7 @@ public final class SimulatedBackgroundSystem: @unchecked Sendable {
     }
 
     /// Runs the task labelled `label` (if it exists and has not run): sends its request to the server,
-    /// follows redirects as the app decides (or, while the app is gone, as iOS does: always), and
+    /// follows redirects (as iOS does for background sessions: always, without asking the app), and
     /// delivers its events.
     public func run(_ label: String) async {
         guard let task = claim(label) else { return }
@@ -131,12 +146,10 @@ public final class SimulatedBackgroundSystem: @unchecked Sendable {
 
     func isCancelled(_ label: String) -> Bool { locked { tasks[label]?.isCancelled ?? true } }
 
-    /// Asks the app about a redirect, or follows it when the app is gone (background sessions do).
+    /// Follows a redirect, as background sessions do: Apple documents that they do not ask the delegate
+    /// (`urlSession(_:task:willPerformHTTPRedirection:…)` is not called for them), the app running or not.
     func redirect(_ label: String, response: BackgroundSessionResponse, proposed: URLRequest, current: URLRequest) -> URLRequest? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let receiver else { return proposed }
-        return receiver.redirect(label: label, response: response, proposed: proposed, current: current)
+        proposed
     }
 
     /// Delivers `event` to the app, or keeps it for the next launch; `ending` removes that task first.

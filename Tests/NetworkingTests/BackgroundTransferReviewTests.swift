@@ -146,10 +146,11 @@ struct BackgroundTransferReviewTests {
         let first = try await app.launch()
         let record = try await first.upload(BackgroundAPI.upload())
         await app.terminate(first)
-        app.system.launch(identifier: app.identifier).cancelTask(labelled: record.id.uuidString)   // iOS cancels on force-quit and delivers -999 at the next launch
+        app.system.forceQuitApp()   // iOS cancels the tasks, and delivers -999 at the next launch
         let second = try await app.launch()
         var outcomes = second.outcomes.makeAsyncIterator()
         let outcome = try #require(await outcomes.next())
+        #expect(outcome.record?.id == record.id)
         if case .lost? = outcome.error {} else { Issue.record("docs say .lost for a force-quit; got \(outcome)") }
     }
 }

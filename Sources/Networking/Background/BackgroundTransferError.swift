@@ -17,6 +17,10 @@ public enum BackgroundTransferError: Error, Sendable, CustomStringConvertible {
     case cancelled
     /// The downloaded body does not carry the validator the transfer expected.
     case validatorMismatch(expected: String, received: String?)
+    /// The system followed a redirect to another origin (another host, port, or https → http: RFC 9110
+    /// §4.3.1, §15.4), as background sessions do without asking the app: the response is not trusted, and a
+    /// download's body is not landed. The request (its token, an upload's body) may have gone there.
+    case redirectedToAnotherOrigin(Origin)
     /// The signed-in account is not the one the transfer must be sent for; nothing was sent.
     case accountChanged
     /// The failure as the provider would report it: an unacceptable status, a transport error, a body
@@ -32,6 +36,7 @@ public enum BackgroundTransferError: Error, Sendable, CustomStringConvertible {
         case .cancelled: return "The background transfer was cancelled."
         case let .validatorMismatch(expected, received):
             return "The downloaded body's validator \(received ?? "(none)") is not the expected \(expected)."
+        case .redirectedToAnotherOrigin(let origin): return "The system followed a redirect to another origin, \(origin)."
         case .accountChanged: return "The signed-in account is not the transfer's account; nothing was sent."
         case let .network(error): return error.description
         }

@@ -103,6 +103,9 @@ extension BackgroundTransferService {
         }
         if let error { return .failed(record, .network(.transportFailed(error))) }
         guard let response else { return .failed(record, .network(.transportFailed(URLError(.badServerResponse)))) }
+        if let final = response.url, Origin(final) != Origin(record.url) {
+            return .failed(record, .redirectedToAnotherOrigin(Origin(final)))   // the system followed it: RFC 9110 §15.4
+        }
         let status = response.statusCode
         if record.tokenFingerprint != nil, record.expiredStatusCodes.contains(status) {
             return .failed(record, .unauthorized(statusCode: status, credentialRefreshedSince: await credentialRefreshed(since: record)))

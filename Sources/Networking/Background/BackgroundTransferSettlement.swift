@@ -18,6 +18,7 @@ package enum BackgroundTransferSettlement: Codable, Sendable, Equatable {
     case cancelled
     case validatorMismatch(expected: String, received: String?)
     case accountChanged
+    case redirectedToAnotherOrigin(String)
     /// A ``NetworkError`` by its case name and its code (a status, a `URLError` code, a limit).
     case network(kind: String, code: Int)
 
@@ -42,6 +43,7 @@ package enum BackgroundTransferSettlement: Codable, Sendable, Equatable {
         case .cancelled: self = .cancelled
         case let .validatorMismatch(expected, received): self = .validatorMismatch(expected: expected, received: received)
         case .accountChanged: self = .accountChanged
+        case .redirectedToAnotherOrigin(let origin): self = .redirectedToAnotherOrigin(origin.description)
         case .network(let error): self = Self.network(error)
         }
     }
@@ -68,6 +70,8 @@ package enum BackgroundTransferSettlement: Codable, Sendable, Equatable {
         case .cancelled: return .failed(record, .cancelled)
         case let .validatorMismatch(expected, received): return .failed(record, .validatorMismatch(expected: expected, received: received))
         case .accountChanged: return .failed(record, .accountChanged)
+        case .redirectedToAnotherOrigin(let origin):
+            return .failed(record, URL(string: origin).map { .redirectedToAnotherOrigin(Origin($0)) } ?? .lost)
         case let .network(kind, code): return .failed(record, .network(Self.networkError(kind: kind, code: code)))
         }
     }
