@@ -43,6 +43,9 @@ public struct BackgroundTransferRecord: Codable, Sendable, Hashable, Identifiabl
     let tokenFingerprint: String?
     /// The statuses that mean "token expired" for the interceptor that authenticated it.
     let expiredStatusCodes: Set<Int>
+    /// The app's home directory (its container) when the record was written: an app update moves the
+    /// container, and the paths in the record move with it (``rebased(home:bodies:)``).
+    let homeDirectory: String?
 
     /// The method and URL as text, its secret query values hidden.
     public var endpoint: String { "\(method) \(url.absoluteString)" }
@@ -50,7 +53,7 @@ public struct BackgroundTransferRecord: Codable, Sendable, Hashable, Identifiabl
     init(
         id: UUID, kind: Kind, method: String, url: URL, destination: URL?, expectedValidator: String?, maximumSize: Int64?,
         acceptableStatusCodes: Set<Int>, account: String?, tag: String, createdAt: Date, ownedBodyFile: URL?, tokenFingerprint: String?,
-        expiredStatusCodes: Set<Int>
+        expiredStatusCodes: Set<Int>, homeDirectory: String? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -66,6 +69,23 @@ public struct BackgroundTransferRecord: Codable, Sendable, Hashable, Identifiabl
         self.ownedBodyFile = ownedBodyFile
         self.tokenFingerprint = tokenFingerprint
         self.expiredStatusCodes = expiredStatusCodes
+        self.homeDirectory = homeDirectory
+    }
+
+    /// The record with its paths in the container at `home`: a destination under the home directory it was
+    /// written in is moved under `home`, the body file the service wrote is in `bodies`.
+    func rebased(home: String, bodies: URL) -> BackgroundTransferRecord {
+        var destination = self.destination
+        if let old = homeDirectory, old != home, let path = destination?.standardizedFileURL.path,
+            path.hasPrefix(old.hasSuffix("/") ? old : old + "/")
+        {
+            destination = URL(fileURLWithPath: home).appendingPathComponent(String(path.dropFirst(old.count)))
+        }
+        return BackgroundTransferRecord(
+            id: id, kind: kind, method: method, url: url, destination: destination, expectedValidator: expectedValidator, maximumSize: maximumSize,
+            acceptableStatusCodes: acceptableStatusCodes, account: account, tag: tag, createdAt: createdAt,
+            ownedBodyFile: ownedBodyFile.map { bodies.appendingPathComponent($0.lastPathComponent) }, tokenFingerprint: tokenFingerprint,
+            expiredStatusCodes: expiredStatusCodes, homeDirectory: home)
     }
 
     /// The label of the transfer's system task.

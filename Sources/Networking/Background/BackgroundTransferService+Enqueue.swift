@@ -121,7 +121,7 @@ extension BackgroundTransferService {
             id: id, kind: destination == nil ? .upload : .download, method: request.httpMethod ?? "GET", url: Self.redacted(url),
             destination: destination, expectedValidator: expectedValidator, maximumSize: endpoint.maximumResponseSize.map(Int64.init),
             acceptableStatusCodes: endpoint.acceptableStatusCodes, account: signedIn, tag: tag, createdAt: Date(), ownedBodyFile: ownedBodyFile,
-            tokenFingerprint: fingerprint, expiredStatusCodes: authenticator?.expiredStatusCodes ?? [])
+            tokenFingerprint: fingerprint, expiredStatusCodes: authenticator?.expiredStatusCodes ?? [], homeDirectory: homeDirectory)
         try store.save(record, settlement: nil)   // durable before the task exists: a crash now leaves a record the next launch reports lost
         records[id] = record
         inlet.track(record.label, request: sent, authorizationHeader: fingerprint == nil ? nil : authenticator?.header.name)

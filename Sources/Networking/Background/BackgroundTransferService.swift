@@ -43,6 +43,8 @@ public actor BackgroundTransferService {
     let store: any BackgroundTransferRecordStore
     let inlet: BackgroundEventInlet
     let authenticator: AuthInterceptor?
+    /// The app's home directory (its container) at this launch: an app update moves it.
+    let homeDirectory: String
     /// Where the service writes upload bodies (spooled forms, in-memory bodies).
     let bodies: URL
     let outcomeContinuation: AsyncStream<BackgroundTransferOutcome>.Continuation
@@ -81,8 +83,12 @@ public actor BackgroundTransferService {
             authenticator: authenticator)
     }
 
-    init(session: any BackgroundTransferSession, store: any BackgroundTransferRecordStore, folder: URL, authenticator: AuthInterceptor?) throws {
+    init(
+        session: any BackgroundTransferSession, store: any BackgroundTransferRecordStore, folder: URL, authenticator: AuthInterceptor?,
+        homeDirectory: String = NSHomeDirectory()
+    ) throws {
         self.identifier = session.identifier
+        self.homeDirectory = homeDirectory
         self.session = session
         self.store = store
         self.authenticator = authenticator
@@ -134,7 +140,7 @@ public actor BackgroundTransferService {
         let (loaded, issues) = try store.loadAll()
         for issue in issues { outcomeContinuation.yield(.unreadableRecord(issue)) }
         for stored in loaded {
-            let record = stored.record
+            let record = stored.record.rebased(home: homeDirectory, bodies: bodies)   // an app update moves the container
             if let settlement = stored.settlement {   // told before, not acknowledged: told again
                 unacknowledged[record.id] = record
                 outcomeContinuation.yield(settlement.outcome(of: record))
