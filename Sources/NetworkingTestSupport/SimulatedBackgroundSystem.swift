@@ -118,6 +118,10 @@ public final class SimulatedBackgroundSystem: @unchecked Sendable {
         if !events.isEmpty { receiver.receive(.finishedEvents) }   // iOS: urlSessionDidFinishEvents after a batch
     }
 
+    func detach(launch: Int) {
+        locked { if launch == launches { receiver = nil } }
+    }
+
     func start(_ request: BackgroundSessionTaskRequest) throws {
         if case .upload(let file) = request.kind, !FileManager.default.isReadableFile(atPath: file.path) {
             throw URLError(.fileDoesNotExist)
@@ -202,4 +206,6 @@ public final class SimulatedBackgroundSession: BackgroundTransferSession {
     public func taskLabels() async -> Set<String> { system.labels }
     /// Cancels the task: it ends with `URLError(.cancelled)`.
     public func cancelTask(labelled label: String) { system.cancel(label) }
+    /// Stops delivering events to this launch's receiver: later events wait for the next launch.
+    public func detach() { system.detach(launch: launch) }
 }

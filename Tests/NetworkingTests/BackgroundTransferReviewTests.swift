@@ -203,4 +203,21 @@ struct BackgroundTransferAcknowledgementTests {
         #expect(late.record?.id == record.id)
         #expect(late.response?.statusCode == 201)
     }
+
+    @Test("a stopped service no longer takes its session's events: they wait for the next launch (review 9)")
+    func stoppedServiceDetaches() async throws {
+        let app = try BackgroundApp()
+        defer { app.cleanUp() }
+        app.server.stub(.post, "/v1/videos", .status(201))
+        let first = try await app.launch()
+        let record = try await first.upload(BackgroundAPI.upload())
+        await first.stop()   // the service stops; the system was not told the app is gone
+        await app.system.run(record.id.uuidString)
+
+        let second = try await app.launch()
+        var outcomes = second.outcomes.makeAsyncIterator()
+        let outcome = try #require(await outcomes.next())
+        #expect(outcome.record?.id == record.id)
+        #expect(outcome.response?.statusCode == 201, "got \(outcome)")
+    }
 }

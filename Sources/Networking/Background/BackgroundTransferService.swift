@@ -120,6 +120,7 @@ public actor BackgroundTransferService {
     /// end of the process does. The system's tasks go on; a later service reattaches them.
     public func stop() {
         stopped = true
+        session.detach()
         pump?.cancel()
         inlet.finish()
         outcomeContinuation.finish()

@@ -31,6 +31,16 @@ public protocol BackgroundTransferSession: Sendable {
 
     /// Cancels the task labelled `label`; its completion arrives as an event with `URLError(.cancelled)`.
     func cancelTask(labelled label: String)
+
+    /// Stops delivering events to the receiver given to ``attach(_:)``: the service stopped. The system's
+    /// tasks go on; their events are not kept for this session (a later launch gets them from the system).
+    /// Called by ``BackgroundTransferService/stop()``.
+    func detach()
+}
+
+extension BackgroundTransferSession {
+    /// Does nothing: a session that keeps no receiver.
+    public func detach() {}
 }
 
 /// What a ``BackgroundTransferSession`` tells the service about its tasks.

@@ -38,6 +38,8 @@
         /// Events delivered before ``attach(_:)``, in order.
         private var early: [BackgroundSessionEvent] = []
         private var made: URLSession?
+        /// Whether ``detach()`` ran: events are no longer kept.
+        private var detached = false
 
         init(configuration: URLSessionConfiguration) {
             self.identifier = configuration.identifier ?? ""
@@ -67,6 +69,14 @@
             _ = session
         }
 
+        func detach() {
+            lock.lock()
+            receiver = nil
+            detached = true
+            early = []
+            lock.unlock()
+        }
+
         func startTask(_ request: BackgroundSessionTaskRequest) throws {
             let task: URLSessionTask
             switch request.kind {
@@ -93,7 +103,7 @@
         private func send(_ event: BackgroundSessionEvent) {
             lock.lock()
             guard let receiver else {
-                early.append(event)
+                if !detached { early.append(event) }   // after detach(): nobody will take it
                 return lock.unlock()
             }
             lock.unlock()
