@@ -21,6 +21,7 @@ do {
     try await OfflineDemo.run()
     try await OutboxDemo.run()
     try await TransferDemo.run()
+    try await BackgroundTransferDemo.run()
 } catch {
     print("demo failed: \(error)")
     exit(1)
