@@ -36,8 +36,8 @@ public struct OutboxConfiguration: Sendable {
         maximumBytes: Int64 = 100 * 1_024 * 1_024,
         idempotencyKeyHeader: String = "Idempotency-Key",
         accountPolicy: OutboxAccountPolicy = .hold,
-        isFailedForGood: @escaping @Sendable (any Error) -> Bool = OutboxConfiguration.isFailedForGoodByDefault,
-        retryDelay: @escaping @Sendable (_ failures: Int) -> TimeInterval = OutboxConfiguration.backoffByDefault
+        isFailedForGood: @escaping @Sendable (any Error) -> Bool = { OutboxConfiguration.isFailedForGoodByDefault($0) },
+        retryDelay: @escaping @Sendable (_ failures: Int) -> TimeInterval = { OutboxConfiguration.backoffByDefault(failures: $0) }
     ) {
         self.maximumCount = max(1, maximumCount)
         self.maximumBytes = max(1, maximumBytes)
