@@ -11,7 +11,7 @@ import Foundation
 /// ``start()``. Every transfer is recorded on disk before its task is resumed; at the next launch the
 /// service matches the tasks the system reports, and the events it delivers for transfers that finished
 /// while the app was gone, to those records, and hands each outcome to ``outcomes`` as a value, kept in
-/// its record until the app acknowledges it (``acknowledge(_:)``): told again at each launch until then. A
+/// its record until the app acknowledges it (``acknowledge(_:)-(BackgroundTransferOutcome)``): told again at each launch until then. A
 /// record whose task the system no longer knows ends as ``BackgroundTransferError/lost``; a record that
 /// cannot be read as ``BackgroundTransferOutcome/unreadableRecord(_:)``: nothing is dropped silently.
 ///
@@ -35,7 +35,7 @@ public actor BackgroundTransferService {
     /// The session's identifier.
     public nonisolated let identifier: String
     /// Every transfer's outcome, and every record that could not be read. Iterate it from one task, from
-    /// launch on: outcomes wait here until then. An outcome not acknowledged (``acknowledge(_:)``) before
+    /// launch on: outcomes wait here until then. An outcome not acknowledged (``acknowledge(_:)-(BackgroundTransferOutcome)``) before
     /// the process ends is handed out again at the next launch.
     public nonisolated let outcomes: AsyncStream<BackgroundTransferOutcome>
 
@@ -130,7 +130,7 @@ public actor BackgroundTransferService {
     }
 
     /// Reads the records, reattaches the system's tasks, and starts handing outcomes to ``outcomes``:
-    /// first again those handed out at an earlier launch and never acknowledged (``acknowledge(_:)``),
+    /// first again those handed out at an earlier launch and never acknowledged (``acknowledge(_:)-(BackgroundTransferOutcome)``),
     /// then those of transfers that finished while the app was gone, then
     /// ``BackgroundTransferError/lost`` for each record whose task the system no longer knows. Call it
     /// once, at launch.
@@ -191,7 +191,7 @@ public actor BackgroundTransferService {
         try? store.remove(id)   // a record that could not be removed is told again at the next launch: harmless
     }
 
-    /// Tells the service the app has applied `outcome`: ``acknowledge(_:)`` with its record's id
+    /// Tells the service the app has applied `outcome`: ``acknowledge(_:)-(BackgroundTransferOutcome)`` with its record's id
     /// (nothing for ``BackgroundTransferOutcome/unreadableRecord(_:)``, which is reported once).
     public func acknowledge(_ outcome: BackgroundTransferOutcome) {
         if let id = outcome.record?.id { acknowledge(id) }

@@ -54,6 +54,7 @@ public protocol BackgroundSessionReceiver: AnyObject, Sendable {
     /// package's redirect rules (``RedirectBehavior``), decided for the task labelled `label`.
     ///
     /// - Parameters:
+    ///   - label: the task's label (its record's id).
     ///   - response: the redirect response.
     ///   - proposed: the request the system would send next.
     ///   - current: the request that got the redirect.
