@@ -71,6 +71,8 @@ public final class NetworkProvider: NetworkProviding {
     /// What a call whose endpoint names no ``Endpoint/offlineBehavior`` does when the device is offline:
     /// ``OfflineBehavior/wait`` unless the provider was made with another.
     public let offlineBehavior: OfflineBehavior
+    /// How many requests the provider sends at once and whether identical calls share an exchange.
+    public let scheduling: Scheduling
 
     /// Creates a provider.
     ///
@@ -160,8 +162,10 @@ public final class NetworkProvider: NetworkProviding {
         monitors: [any EventMonitor],
         sleep: @escaping @Sendable (TimeInterval) async throws -> Void,
         connectivity: any Connectivity = NetworkProvider.defaultConnectivity,
-        offlineBehavior: OfflineBehavior = .wait
+        offlineBehavior: OfflineBehavior = .wait,
+        scheduling: Scheduling = .default
     ) {
+        self.scheduling = scheduling
         self.connectivity = connectivity
         self.offlineBehavior = offlineBehavior
         self.storedEnvelope = envelope
