@@ -57,6 +57,8 @@ public final class NetworkProvider: NetworkProviding {
     let delegate: SessionDelegate
     private let callbackQueue = DispatchQueue(label: "Networking.SessionDelegate", qos: .userInitiated)
     let attemptWatch = AttemptWatch()
+    /// The slots for requests in flight and the calls waiting for one, under ``scheduling``'s limits.
+    let slots: CallSlots
     /// The cache entries being revalidated in the background (`stale-while-revalidate`), one at a time each.
     let backgroundRevalidations = BackgroundRevalidations()
     let events: EventDispatcher
@@ -166,6 +168,7 @@ public final class NetworkProvider: NetworkProviding {
         scheduling: Scheduling = .default
     ) {
         self.scheduling = scheduling
+        self.slots = CallSlots(scheduling)
         self.connectivity = connectivity
         self.offlineBehavior = offlineBehavior
         self.storedEnvelope = envelope
