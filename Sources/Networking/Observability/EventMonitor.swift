@@ -62,10 +62,10 @@ public protocol EventMonitor: Sendable {
     /// `response` (the last hop's, after redirects) or, when none came, the attempt's request as adapted
     /// (its hops were told to ``requestDidRedirect(_:context:)``), `attempt` its number (1-based) and
     /// `duration` its time from the start of its task, or, when it failed before its task started (an
-    /// adapter threw, or the deadline passed while the interceptors waited for a token refresh), from the
-    /// start of the attempt, that wait included. Told for every attempt that failed, the call's last
-    /// included, after ``validationDidFail(_:error:context:)`` and before
-    /// ``retryDidDecide(_:attempt:error:context:)``. Show `error` through ``Redactor/error(_:)``: its own
+    /// adapter threw, the deadline passed while the interceptors waited for a token refresh, or the call
+    /// left the queue for a slot), from the start of the attempt, that wait included. Told for every
+    /// attempt that failed, the call's last included, after ``validationDidFail(_:error:context:)`` and
+    /// before ``retryDidDecide(_:attempt:error:context:)``. Show `error` through ``Redactor/error(_:)``: its own
     /// descriptions may hold what the server said.
     func attemptDidFail(
         _ request: URLRequest, response: Response?, error: any Error, attempt: Int, duration: TimeInterval, context: RequestContext)

@@ -37,22 +37,24 @@ final class CallSlots: @unchecked Sendable {
     }
 
     /// Takes a slot for a request to `origin` if one is free, or whatever the limits when
-    /// `bypassingLimits` (a token refresh); returns whether it took one. Calls that wait are never
-    /// overtaken: while a slot is free for an origin, none of its calls waits.
-    func take(_ origin: Origin, bypassingLimits: Bool = false) -> Bool {
+    /// `bypassingLimits` (a token refresh); returns the origin's line (to give the slot back to), or `nil`
+    /// when it took none. Calls that wait are never overtaken: while a slot is free for an origin, none of
+    /// its calls waits.
+    func take(_ origin: Origin, bypassingLimits: Bool = false) -> HostLine? {
         lock.lock()
         defer { lock.unlock() }
         let line = self.line(for: origin)
-        guard bypassingLimits || (inFlight < maximumCalls && line.inFlight < maximumCallsPerHost) else { return false }
+        guard bypassingLimits || (inFlight < maximumCalls && line.inFlight < maximumCallsPerHost) else { return nil }
         inFlight += 1
         line.inFlight += 1
-        return true
+        return line
     }
 
-    /// Queues `waiter` for a slot of `origin`: `continuation` is resumed when it gets one, or throws the
-    /// error it left the queue with (``abandon(_:because:)``). Returns whether the waiter was queued: not
-    /// when a slot was free by now (resumed at once), nor when the waiter left before it was queued.
-    func enqueue(_ waiter: SlotWaiter, for origin: Origin, continuation: UnsafeContinuation<Void, any Error>) -> Bool {
+    /// Queues `waiter` for a slot of `origin`: `continuation` is resumed with the origin's line when it
+    /// gets one, or throws the error it left the queue with (``abandon(_:because:)``). Returns whether the
+    /// waiter was queued: not when a slot was free by now (resumed at once), nor when the waiter left
+    /// before it was queued.
+    func enqueue(_ waiter: SlotWaiter, for origin: Origin, continuation: UnsafeContinuation<HostLine, any Error>) -> Bool {
         lock.lock()
         if let reason = waiter.leftBecause {
             lock.unlock()
@@ -65,7 +67,7 @@ final class CallSlots: @unchecked Sendable {
             line.inFlight += 1
             waiter.state = .granted
             lock.unlock()
-            continuation.resume()
+            continuation.resume(returning: line)
             return false
         }
         arrivals += 1
@@ -103,15 +105,15 @@ final class CallSlots: @unchecked Sendable {
         }
     }
 
-    /// Gives back a slot of `origin` (its exchange ended), and hands it to the call that waits first, if
-    /// any may take it.
-    func release(_ origin: Origin) {
+    /// Gives back a slot of `line`'s origin (its exchange ended), and hands it to the call that waits
+    /// first, if any may take it. (A line with a slot taken is never dropped: no look-up here.)
+    func release(_ line: HostLine) {
         lock.lock()
         inFlight -= 1
-        hosts[origin]?.inFlight -= 1
+        line.inFlight -= 1
         let next = queuedHosts.isEmpty ? nil : grantNext()
         lock.unlock()
-        next?.resume()
+        if let next { next.continuation.resume(returning: next.line) }
     }
 
     /// How many calls wait for a slot (for tests).
@@ -129,9 +131,9 @@ final class CallSlots: @unchecked Sendable {
     }
 
     /// The waiter that takes the freed slot: the highest priority, then the earliest arrival, among the
-    /// origins under their own limit; its continuation, to resume once the lock is released. Call with
-    /// `lock` held.
-    private func grantNext() -> UnsafeContinuation<Void, any Error>? {
+    /// origins under their own limit; its continuation and line, to resume once the lock is released.
+    /// Call with `lock` held.
+    private func grantNext() -> (continuation: UnsafeContinuation<HostLine, any Error>, line: HostLine)? {
         guard inFlight < maximumCalls else { return nil }
         var chosen: (line: HostLine, waiter: SlotWaiter)?
         for line in queuedHosts where line.inFlight < maximumCallsPerHost {
@@ -148,9 +150,9 @@ final class CallSlots: @unchecked Sendable {
         line.inFlight += 1
         waiter.state = .granted
         waiter.line = nil
-        let continuation = waiter.continuation
+        guard let continuation = waiter.continuation else { return nil }   // always set while queued
         waiter.continuation = nil
-        return continuation
+        return (continuation, line)
     }
 
     /// `origin`'s line, made when it has none. An app that talks to many origins does not keep one per

@@ -1,8 +1,10 @@
 import Foundation
 
 /// One origin's share of the ``CallSlots``: its requests in flight and its calls waiting, a first-in
-/// first-out line per ``RequestPriority``. Guarded by the slots' lock.
-final class HostLine {
+/// first-out line per ``RequestPriority``.
+final class HostLine: @unchecked Sendable {
+    // @unchecked: every `var` is guarded by the lock of the ``CallSlots`` that made it.
+
     /// The origin's requests holding a slot.
     var inFlight = 0
     /// The calls waiting, not counting those that left.

@@ -17,29 +17,25 @@ extension NetworkProvider {
     /// wait until the provider is back under its limits.
     func takeSlot(for request: URLRequest, context: RequestContext, deadline: Deadline) async throws -> CallSlot {
         let origin = request.url.map(Origin.init) ?? Self.unknownOrigin
-        let slot = CallSlot(origin: origin, slots: slots)
-        if slots.take(origin) { return slot }
-        if context.refreshing != nil || RefreshRun.current?.isRunning == true {
-            _ = slots.take(origin, bypassingLimits: true)
-            return slot
-        }
-        try await waitForSlot(origin, context: context, deadline: deadline)
-        return slot
+        if let line = slots.take(origin) { return CallSlot(line: line, slots: slots) }
+        let refreshes = context.refreshing != nil || RefreshRun.current?.isRunning == true
+        if refreshes, let line = slots.take(origin, bypassingLimits: true) { return CallSlot(line: line, slots: slots) }
+        return CallSlot(line: try await waitForSlot(origin, context: context, deadline: deadline), slots: slots)
     }
 
     /// Waits in the queue for a slot of `origin`, telling the monitors, and adds the time waited to the
     /// call's ``CallReport/queueWait``.
-    private func waitForSlot(_ origin: Origin, context: RequestContext, deadline: Deadline) async throws {
+    private func waitForSlot(_ origin: Origin, context: RequestContext, deadline: Deadline) async throws -> HostLine {
         if deadline.hasPassed { throw deadline.exceeded }
         let started = DispatchTime.now()
         let waiter = SlotWaiter(priority: context.endpoint.priority, slots: slots, deadlineSeconds: deadline.seconds)
         let (slots, events) = (self.slots, self.events)
         attemptWatch.watch(waiter, until: deadline.expiry)
         defer { attemptWatch.unwatch(waiter) }
-        var (failure, queued): ((any Error)?, Bool) = (nil, false)
+        var (line, failure, queued): (HostLine?, (any Error)?, Bool) = (nil, nil, false)
         do {
-            try await withTaskCancellationHandler {
-                try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
+            let granted = try await withTaskCancellationHandler {
+                try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<HostLine, any Error>) in
                     queued = slots.enqueue(waiter, for: origin, continuation: continuation)
                     if queued, !events.isEmpty { events.send { $0.queueWaitDidStart(origin: origin, context: context) } }
                 }
@@ -48,16 +44,18 @@ extension NetworkProvider {
             }
             // Granted as the caller left or the deadline passed: the slot goes on to the next call, unused.
             if Task.isCancelled || deadline.hasPassed {
-                slots.release(origin)
+                slots.release(granted)
                 throw Task.isCancelled ? NetworkError.cancelled : deadline.exceeded
             }
+            line = granted
         } catch {
             failure = error
         }
         let duration = started.secondsElapsed
         context.queueWait += duration
         if queued, !events.isEmpty { events.send { [failure] in $0.queueWaitDidEnd(duration: duration, error: failure, context: context) } }
-        if let failure { throw failure }
+        guard let line else { throw failure ?? NetworkError.cancelled }
+        return line
     }
 
     /// The slot of a request without a URL (which URLSession fails at once): one origin for all of them.
@@ -67,13 +65,13 @@ extension NetworkProvider {
 /// A slot taken for one exchange (see ``CallSlots``): its task's ``DelegateTransfer`` gives it back when
 /// the task completes, whichever way it ends.
 struct CallSlot: Sendable {
-    /// The origin whose limit it counts against.
-    let origin: Origin
+    /// The line of the origin whose limit it counts against.
+    let line: HostLine
     let slots: CallSlots
 
     /// Gives the slot back; call once.
     func release() {
-        slots.release(origin)
+        slots.release(line)
     }
 }
 

@@ -23,7 +23,7 @@ final class SlotWaiter: WatchedAttempt, @unchecked Sendable {
     private let deadlineSeconds: TimeInterval
     var state = State.arriving
     var arrival: UInt64 = 0
-    var continuation: UnsafeContinuation<Void, any Error>?
+    var continuation: UnsafeContinuation<HostLine, any Error>?
     /// The line it waits in, while it does.
     var line: HostLine?
 
