@@ -35,7 +35,11 @@ extension NetworkProvider {
             if deadline.hasPassed { throw deadline.exceeded }
             try serverTrust.checkEnforceable(current.url)   // fails closed where pins cannot be enforced: every hop
             let slot: CallSlot
-            if let first = held.take() { slot = first } else { slot = try await takeSlot(for: current, context: context, deadline: deadline) }   // a hop: its own host's
+            if let first = held.take() {
+                slot = first
+            } else {
+                slot = try await takeSlot(for: current, context: context, deadline: deadline)   // a hop: a slot of its own host
+            }
             let (data, response, delivered) = try await transfer(
                 current, slot: slot, context: context, deadline: deadline, limits: limits, mode: mode, followsRedirects: behavior.follows)
             guard behavior.follows, RedirectPolicy.isRedirect(response) else { return (data, response, delivered, current) }
