@@ -8,10 +8,11 @@ import Foundation
 /// (its body gathered, written to a file, or streamed to its reader), so a redirect hop takes a slot of
 /// its own host, and a call waiting for a retry delay or a token refresh holds none.
 ///
-/// Cheap by construction: taking a free slot is a lock and two counters; a waiter is one object and one
-/// continuation (no task of its own), queued in O(1), granted in O(1) per origin with waiters, and
-/// removed in O(1) when it leaves early (marked, then dropped when it reaches the head, or with others
-/// once the dead outnumber the living).
+/// Cheap by construction: taking a free slot is a lock, a look-up of its origin and two counters, giving
+/// it back a lock and two counters; a waiter is one object and one continuation (no task of its own),
+/// queued in O(1), granted after a look at the first waiter of each origin with waiters, and removed in
+/// O(1) when it leaves early (marked, then dropped when it reaches the head, or with others once the dead
+/// outnumber the living).
 final class CallSlots: @unchecked Sendable {
     // @unchecked: every `var` here and in the ``HostLine``s and ``SlotWaiter``s it holds is guarded by `lock`.
 
