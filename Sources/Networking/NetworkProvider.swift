@@ -57,6 +57,8 @@ public final class NetworkProvider: NetworkProviding {
     let delegate: SessionDelegate
     private let callbackQueue = DispatchQueue(label: "Networking.SessionDelegate", qos: .userInitiated)
     let attemptWatch = AttemptWatch()
+    /// The slots for requests in flight and the calls waiting for one, under ``scheduling``'s limits.
+    let slots: CallSlots
     /// The cache entries being revalidated in the background (`stale-while-revalidate`), one at a time each.
     let backgroundRevalidations = BackgroundRevalidations()
     let events: EventDispatcher
@@ -71,6 +73,8 @@ public final class NetworkProvider: NetworkProviding {
     /// What a call whose endpoint names no ``Endpoint/offlineBehavior`` does when the device is offline:
     /// ``OfflineBehavior/wait`` unless the provider was made with another.
     public let offlineBehavior: OfflineBehavior
+    /// How many requests the provider sends at once and whether identical calls share an exchange.
+    public let scheduling: Scheduling
 
     /// Creates a provider.
     ///
@@ -160,8 +164,11 @@ public final class NetworkProvider: NetworkProviding {
         monitors: [any EventMonitor],
         sleep: @escaping @Sendable (TimeInterval) async throws -> Void,
         connectivity: any Connectivity = NetworkProvider.defaultConnectivity,
-        offlineBehavior: OfflineBehavior = .wait
+        offlineBehavior: OfflineBehavior = .wait,
+        scheduling: Scheduling = .default
     ) {
+        self.scheduling = scheduling
+        self.slots = CallSlots(scheduling)
         self.connectivity = connectivity
         self.offlineBehavior = offlineBehavior
         self.storedEnvelope = envelope

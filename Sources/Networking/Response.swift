@@ -70,6 +70,10 @@ public struct CallReport: Sendable, Equatable {
     /// How long, in seconds, the call waited for the network (see ``Connectivity``): included in
     /// ``duration``; 0 when it never waited.
     public var connectivityWait: TimeInterval = 0
+    /// How long, in seconds, the call's requests waited for a free slot under the provider's
+    /// ``Scheduling`` limits, across its attempts and redirects: included in ``duration``; 0 when a slot
+    /// was always free.
+    public var queueWait: TimeInterval = 0
 
     /// Creates a report.
     public init(statusCodes: [Int?], duration: TimeInterval, redirects: [RedirectHop] = [], cache: CacheResult? = nil) {

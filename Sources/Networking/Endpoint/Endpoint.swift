@@ -112,6 +112,13 @@ public protocol Endpoint: Sendable {
     /// its deadline, or fail at once with ``NetworkError/offline``; `nil` (the default) for the provider's
     /// ``NetworkProvider/offlineBehavior``.
     var offlineBehavior: OfflineBehavior? { get }
+    /// How urgent the call is, when it waits for a free slot under the provider's ``Scheduling`` limits;
+    /// passed on to the session task. Default: ``RequestPriority/normal``.
+    var priority: RequestPriority { get }
+    /// Whether this call may share one exchange with identical concurrent calls (only `GET` and `HEAD`
+    /// without a body ever do); `nil` (the default) for the provider's
+    /// ``Scheduling/coalescesIdenticalCalls``.
+    var coalescesIdenticalCalls: Bool? { get }
 }
 
 extension Endpoint {
@@ -145,6 +152,10 @@ extension Endpoint {
     public var envelope: EnvelopeFormat? { nil }
     /// The default: `nil`, so the provider's ``NetworkProvider/offlineBehavior`` applies.
     public var offlineBehavior: OfflineBehavior? { nil }
+    /// The default: ``RequestPriority/normal``.
+    public var priority: RequestPriority { .normal }
+    /// The default: `nil`, so the provider's ``Scheduling/coalescesIdenticalCalls`` applies.
+    public var coalescesIdenticalCalls: Bool? { nil }
 }
 
 /// The default acceptable status codes, built once rather than on every request.

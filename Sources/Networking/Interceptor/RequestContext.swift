@@ -25,6 +25,9 @@ public final class RequestContext: @unchecked Sendable {
     /// The key of the entry this background revalidation is about (the account's whose entry answered):
     /// `nil` for any other call.
     let revalidatedKey: CacheKey?
+    /// How long the call waited for a free slot under the provider's ``Scheduling`` limits, in seconds
+    /// (see ``CallReport/queueWait``). Written and read only by the call's own task.
+    var queueWait: TimeInterval = 0
     private var lock: NSLock { Self.lock }
     private static let lock = NSLock()
     private var _retryCount = 0

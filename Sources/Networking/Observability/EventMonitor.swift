@@ -13,7 +13,9 @@ import Foundation
 /// reorder the pipeline. Events of concurrent calls interleave; events of one call arrive in order.
 ///
 /// **Order.** For one call: ``requestDidBuild(_:context:)``; then for each attempt
-/// ``requestDidAdapt(_:context:)`` (when the call has interceptors), ``taskDidStart(_:context:)``,
+/// ``requestDidAdapt(_:context:)`` (when the call has interceptors), ``queueWaitDidStart(origin:context:)`` and
+/// ``queueWaitDidEnd(duration:error:context:)`` (when no slot was free under the provider's ``Scheduling``),
+/// ``taskDidStart(_:context:)``,
 /// ``requestDidRedirect(_:context:)`` for each redirect followed, ``responseDidArrive(_:duration:context:)`` (when a response came), ``validationDidFail(_:error:context:)``
 /// (when it was not acceptable), ``attemptDidFail(_:response:error:attempt:duration:context:)`` (when the
 /// attempt failed, for whatever reason) and, when the attempt failed and another was allowed,
@@ -60,10 +62,10 @@ public protocol EventMonitor: Sendable {
     /// `response` (the last hop's, after redirects) or, when none came, the attempt's request as adapted
     /// (its hops were told to ``requestDidRedirect(_:context:)``), `attempt` its number (1-based) and
     /// `duration` its time from the start of its task, or, when it failed before its task started (an
-    /// adapter threw, or the deadline passed while the interceptors waited for a token refresh), from the
-    /// start of the attempt, that wait included. Told for every attempt that failed, the call's last
-    /// included, after ``validationDidFail(_:error:context:)`` and before
-    /// ``retryDidDecide(_:attempt:error:context:)``. Show `error` through ``Redactor/error(_:)``: its own
+    /// adapter threw, the deadline passed while the interceptors waited for a token refresh, or the call
+    /// left the queue for a slot), from the start of the attempt, that wait included. Told for every
+    /// attempt that failed, the call's last included, after ``validationDidFail(_:error:context:)`` and
+    /// before ``retryDidDecide(_:attempt:error:context:)``. Show `error` through ``Redactor/error(_:)``: its own
     /// descriptions may hold what the server said.
     func attemptDidFail(
         _ request: URLRequest, response: Response?, error: any Error, attempt: Int, duration: TimeInterval, context: RequestContext)
@@ -107,6 +109,13 @@ public protocol EventMonitor: Sendable {
     /// `nil`, and the call sends again), or the wait ended with `error` (the call's deadline passed, or it
     /// was cancelled).
     func connectivityWaitDidEnd(duration: TimeInterval, error: (any Error)?, context: RequestContext)
+    /// The call's request found no free slot under the provider's ``Scheduling`` limits (provider-wide, or
+    /// for `origin`, the scheme, host and port it goes to) and waits in the queue, before its
+    /// ``taskDidStart(_:context:)`` (or, for a redirect hop, after its ``requestDidRedirect(_:context:)``).
+    func queueWaitDidStart(origin: Origin, context: RequestContext)
+    /// The call's wait in the queue ended after `duration` seconds: it got a slot (`error` is `nil`, and
+    /// its request is sent), or it left the queue with `error` (it was cancelled, or its deadline passed).
+    func queueWaitDidEnd(duration: TimeInterval, error: (any Error)?, context: RequestContext)
 }
 
 extension EventMonitor {
@@ -152,6 +161,10 @@ extension EventMonitor {
     public func connectivityWaitDidStart(context: RequestContext) {}
     /// Does nothing by default.
     public func connectivityWaitDidEnd(duration: TimeInterval, error: (any Error)?, context: RequestContext) {}
+    /// Does nothing by default.
+    public func queueWaitDidStart(origin: Origin, context: RequestContext) {}
+    /// Does nothing by default.
+    public func queueWaitDidEnd(duration: TimeInterval, error: (any Error)?, context: RequestContext) {}
 }
 
 /// The provider's monitors behind one serial queue: the pipeline only enqueues, never waits.

@@ -49,6 +49,8 @@ final class DelegateTransfer: @unchecked Sendable {
     /// The size of the body sent, for progress (0 when unknown or nothing is reported).
     private let uploadSize: Int64
     private let handle: TaskHandle
+    /// The task's slot under the provider's limits, given back when it completes (see ``CallSlots``).
+    private let slot: CallSlot?
     /// A download's partial file across attempts: whether a response continues it, and what a failure keeps.
     private let resumption: DownloadResumption?
     /// Called when an accepted response to a ``Delivery/stream`` arrives, with the channel its body will
@@ -78,7 +80,7 @@ final class DelegateTransfer: @unchecked Sendable {
 
     init(
         delivery: Delivery, acceptable: Set<Int>, followsRedirects: Bool, deliveryLimit: Int, gatherLimit: Int, request: URLRequest,
-        progress: ProgressTracker?, uploadSize: Int64, handle: TaskHandle, resumption: DownloadResumption? = nil,
+        progress: ProgressTracker?, uploadSize: Int64, handle: TaskHandle, slot: CallSlot? = nil, resumption: DownloadResumption? = nil,
         onStream: (@Sendable (HTTPURLResponse, BodyChannel) -> Void)?, onComplete: @escaping Completion
     ) {
         self.delivery = delivery
@@ -90,6 +92,7 @@ final class DelegateTransfer: @unchecked Sendable {
         self.progress = progress
         self.uploadSize = uploadSize
         self.handle = handle
+        self.slot = slot
         self.resumption = resumption
         self.onStream = onStream
         self.onComplete = onComplete
@@ -184,6 +187,7 @@ final class DelegateTransfer: @unchecked Sendable {
     }
 
     func didComplete(_ task: URLSessionTask, error: (any Error)?, state: SessionDelegate.TaskState) {
+        slot?.release()   // the exchange ended, however: the next call may go
         var error = error
         #if canImport(FoundationNetworking)
             // Linux's URLSession reports a connection closed mid-body as `URLError.unknown` (-1); a download

@@ -91,6 +91,7 @@ extension NetworkProvider {
             }
             let duration = started.secondsElapsed
             response.storedReport = CallReport(statusCodes: statuses, duration: duration, redirects: hops, cache: cacheResult, connectivityWait: waited)
+            response.storedReport?.queueWait = context.queueWait
             if !events.isEmpty {
                 let (last, count, finished) = (shown(sent ?? built), statuses.count, response)
                 events.send { $0.requestDidFinish(last, result: .success(finished), attempts: count, duration: duration, context: context) }
@@ -101,8 +102,9 @@ extension NetworkProvider {
             if let use = cacheUse, let (stale, key) = staleIfErrorResponse(after: Self.servedStaleAfter(error), lastStatus: statuses.last ?? nil, use: use),
                 endpoint.acceptableStatusCodes.contains(stale.statusCode)
             {
-                let report = CallReport(
+                var report = CallReport(
                     statusCodes: statuses, duration: started.secondsElapsed, redirects: hops, cache: .staleIfError, connectivityWait: waited)
+                report.queueWait = context.queueWait
                 return (answered(stale, report: report, key: key, request: sent ?? use.built, context: context), nil)
             }
             if !events.isEmpty, let sent {
@@ -152,11 +154,12 @@ extension NetworkProvider {
                     try WireValidation.check(request)   // the endpoint's own parts were checked when built
                     if deadline.hasPassed { throw deadline.exceeded }   // the interceptors may have waited (a refresh)
                 }
+                let slot = try await takeSlot(for: request, context: context, deadline: deadline)   // may queue (see Scheduling)
                 if !events.isEmpty { events.send { [request = shown(request)] in $0.taskDidStart(request, context: context) } }
                 taskStarted = DispatchTime.now()
                 let limit = endpoint.maximumResponseSize ?? maximumResponseSize
                 let (data, httpResponse, delivered, last) = try await send(
-                    request, builtAs: chain == nil ? nil : built, for: endpoint, context: context, deadline: deadline,
+                    request, slot: slot, builtAs: chain == nil ? nil : built, for: endpoint, context: context, deadline: deadline,
                     limits: (delivery: mode.sizeLimit ?? limit, gathered: limit), mode: mode, attempt: attempts, hops: &hops)
                 sent = last
                 let arrived = Response(data: data, httpResponse: httpResponse, request: shown(last))

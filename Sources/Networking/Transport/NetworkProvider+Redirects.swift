@@ -9,9 +9,11 @@ extension NetworkProvider {
     /// task, its body sent again from where it lives (memory, the endpoint's file, the spooled form).
     /// Cancelling the calling task cancels the `URLSessionTask` at once. `built` is the request before
     /// the interceptors adapted it, when they did: the headers they added never go to another origin.
-    /// Returns the last hop's body, response, delivery and request.
+    /// Returns the last hop's body, response, delivery and request. `slot` is the first hop's (see
+    /// ``CallSlots``); each later hop waits for one of its own host's.
     func send(
         _ request: URLRequest,
+        slot: CallSlot,
         builtAs built: URLRequest?,
         for endpoint: some Endpoint,
         context: RequestContext,
@@ -26,12 +28,20 @@ extension NetworkProvider {
         var mode = mode
         var followed = 0
         var chain: RedirectChain?   // made at the first redirect: most calls have none
+        var held: CallSlot? = slot   // until a task takes it
+        defer { held?.release() }   // a check below threw first
         while true {
             if Task.isCancelled { throw NetworkError.cancelled }   // never send the next hop for a caller who left
             if deadline.hasPassed { throw deadline.exceeded }
             try serverTrust.checkEnforceable(current.url)   // fails closed where pins cannot be enforced: every hop
+            let slot: CallSlot
+            if let first = held.take() {
+                slot = first
+            } else {
+                slot = try await takeSlot(for: current, context: context, deadline: deadline)   // a hop: a slot of its own host
+            }
             let (data, response, delivered) = try await transfer(
-                current, context: context, deadline: deadline, limits: limits, mode: mode, followsRedirects: behavior.follows)
+                current, slot: slot, context: context, deadline: deadline, limits: limits, mode: mode, followsRedirects: behavior.follows)
             guard behavior.follows, RedirectPolicy.isRedirect(response) else { return (data, response, delivered, current) }
             let links =
                 chain

@@ -13,8 +13,13 @@ extension NetworkProvider {
     /// Every attempt goes this way, plain requests included: only the delegate's callbacks let the size
     /// limit stop a body of undeclared length (chunked, or decompressed from gzip) while it arrives. On
     /// Linux it costs more instructions than a completion handler (see Docs/Performance.md).
+    ///
+    /// `slot` was taken for it (see ``CallSlots``): the task gives it back when it completes. The
+    /// request's idle timeout (`timeoutInterval`, or the configuration's `timeoutIntervalForRequest`) is
+    /// URLSession's and starts with the task, so the time a call waited for its slot never counts.
     func transfer(
         _ request: URLRequest,
+        slot: CallSlot,
         context: RequestContext,
         deadline: Deadline,
         limits: (delivery: Int, gathered: Int),
@@ -43,7 +48,7 @@ extension NetworkProvider {
                     delivery: delivery, acceptable: mode.acceptable, followsRedirects: followsRedirects, deliveryLimit: limits.delivery,
                     gatherLimit: limits.gathered, request: request,
                     progress: mode.progress, uploadSize: mode.progress == nil ? 0 : Self.uploadSize(of: request, from: mode.bodyFile),
-                    handle: handle, resumption: mode.resumption, onStream: onStream,
+                    handle: handle, slot: slot, resumption: mode.resumption, onStream: onStream,
                     onComplete: { data, response, error, state, wroteFile in
                         switch Self.outcome(data: data, response: response, error: error, state: state, handle: handle, deadline: deadline) {
                         case .failure(let failure):
@@ -62,6 +67,8 @@ extension NetworkProvider {
                 } else {
                     task = urlSession.dataTask(with: request)
                 }
+                let priority = context.endpoint.priority
+                if priority != .normal { task.priority = priority.taskPriority }
                 delegate.register(transfer, for: task, context: context)
                 handle.start(task)
             }

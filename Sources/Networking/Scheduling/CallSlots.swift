@@ -1,0 +1,172 @@
+import Foundation
+
+/// The provider's slots for requests in flight (see ``Scheduling``): at most ``maximumCalls`` in all and
+/// ``maximumCallsPerHost`` per origin (scheme, host and port), and the calls that wait for one, sent by
+/// ``RequestPriority`` (high first) and in arrival order within a priority.
+///
+/// A slot is held per exchange: from just before its `URLSessionTask` starts until the task completed
+/// (its body gathered, written to a file, or streamed to its reader), so a redirect hop takes a slot of
+/// its own host, and a call waiting for a retry delay or a token refresh holds none.
+///
+/// Cheap by construction: taking a free slot is a lock, a look-up of its origin and two counters, giving
+/// it back a lock and two counters; a waiter is one object and one continuation (no task of its own),
+/// queued in O(1), granted after a look at the first waiter of each origin with waiters, and removed in
+/// O(1) when it leaves early (marked, then dropped when it reaches the head, or with others once the dead
+/// outnumber the living).
+final class CallSlots: @unchecked Sendable {
+    // @unchecked: every `var` here and in the ``HostLine``s and ``SlotWaiter``s it holds is guarded by `lock`.
+
+    /// The limit on requests in flight to all origins together.
+    let maximumCalls: Int
+    /// The limit on requests in flight to one origin.
+    let maximumCallsPerHost: Int
+
+    private let lock = NSLock()
+    private var inFlight = 0
+    private var hosts: [Origin: HostLine] = [:]
+    /// The origins with calls waiting: the only ones a freed slot can go to.
+    private var queuedHosts: [HostLine] = []
+    /// The arrival number of the last call queued: the order within a priority.
+    private var arrivals: UInt64 = 0
+    /// How many origins ``hosts`` may hold before the idle ones are dropped.
+    private var sweepThreshold = CallSlots.minimumSweepThreshold
+    private static let minimumSweepThreshold = 64
+
+    init(_ scheduling: Scheduling) {
+        maximumCalls = scheduling.maximumCalls
+        maximumCallsPerHost = scheduling.maximumCallsPerHost
+    }
+
+    /// Takes a slot for a request to `origin` if one is free, or whatever the limits when
+    /// `bypassingLimits` (a token refresh); returns the origin's line (to give the slot back to), or `nil`
+    /// when it took none. Calls that wait are never overtaken: while a slot is free for an origin, none of
+    /// its calls waits.
+    func take(_ origin: Origin, bypassingLimits: Bool = false) -> HostLine? {
+        lock.lock()
+        defer { lock.unlock() }
+        let line = self.line(for: origin)
+        guard bypassingLimits || (inFlight < maximumCalls && line.inFlight < maximumCallsPerHost) else { return nil }
+        inFlight += 1
+        line.inFlight += 1
+        return line
+    }
+
+    /// Queues `waiter` for a slot of `origin`: `continuation` is resumed with the origin's line when it
+    /// gets one, or throws the error it left the queue with (``abandon(_:because:)``). Returns whether the
+    /// waiter was queued: not when a slot was free by now (resumed at once), nor when the waiter left
+    /// before it was queued.
+    func enqueue(_ waiter: SlotWaiter, for origin: Origin, continuation: UnsafeContinuation<HostLine, any Error>) -> Bool {
+        lock.lock()
+        if let reason = waiter.leftBecause {
+            lock.unlock()
+            continuation.resume(throwing: reason)
+            return false
+        }
+        let line = self.line(for: origin)
+        if inFlight < maximumCalls, line.inFlight < maximumCallsPerHost {   // freed since `take`
+            inFlight += 1
+            line.inFlight += 1
+            waiter.state = .granted
+            lock.unlock()
+            continuation.resume(returning: line)
+            return false
+        }
+        arrivals += 1
+        waiter.arrival = arrivals
+        waiter.continuation = continuation
+        waiter.line = line
+        waiter.state = .queued
+        line.append(waiter)
+        if line.waiting == 1 { queuedHosts.append(line) }
+        lock.unlock()
+        return true
+    }
+
+    /// Takes `waiter` out of the queue, at once, and resumes it throwing `reason` (its caller cancelled,
+    /// or its deadline passed); it never takes a slot afterwards. Nothing happens if it already got one.
+    func abandon(_ waiter: SlotWaiter, because reason: NetworkError) {
+        lock.lock()
+        switch waiter.state {
+        case .arriving:
+            waiter.state = .left(reason)   // ``enqueue`` throws it
+            lock.unlock()
+        case .queued:
+            let continuation = waiter.continuation
+            waiter.continuation = nil
+            waiter.state = .left(reason)
+            if let line = waiter.line {
+                line.remove(waiter)
+                if line.waiting == 0 { queuedHosts.removeAll { $0 === line } }
+            }
+            waiter.line = nil
+            lock.unlock()
+            continuation?.resume(throwing: reason)
+        case .granted, .left:
+            lock.unlock()
+        }
+    }
+
+    /// Gives back a slot of `line`'s origin (its exchange ended), and hands it to the call that waits
+    /// first, if any may take it. (A line with a slot taken is never dropped: no look-up here.)
+    func release(_ line: HostLine) {
+        lock.lock()
+        inFlight -= 1
+        line.inFlight -= 1
+        let next = queuedHosts.isEmpty ? nil : grantNext()
+        lock.unlock()
+        if let next { next.continuation.resume(returning: next.line) }
+    }
+
+    /// How many calls wait for a slot (for tests).
+    var waitingCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return queuedHosts.reduce(0) { $0 + $1.waiting }
+    }
+
+    /// How many requests hold a slot (for tests).
+    var inFlightCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return inFlight
+    }
+
+    /// The waiter that takes the freed slot: the highest priority, then the earliest arrival, among the
+    /// origins under their own limit; its continuation and line, to resume once the lock is released.
+    /// Call with `lock` held.
+    private func grantNext() -> (continuation: UnsafeContinuation<HostLine, any Error>, line: HostLine)? {
+        guard inFlight < maximumCalls else { return nil }
+        var chosen: (line: HostLine, waiter: SlotWaiter)?
+        for line in queuedHosts where line.inFlight < maximumCallsPerHost {
+            guard let head = line.first else { continue }
+            if let best = chosen?.waiter, head.priority < best.priority || (head.priority == best.priority && head.arrival > best.arrival) {
+                continue
+            }
+            chosen = (line, head)
+        }
+        guard let (line, waiter) = chosen else { return nil }
+        line.removeFirst(waiter)
+        if line.waiting == 0 { queuedHosts.removeAll { $0 === line } }
+        inFlight += 1
+        line.inFlight += 1
+        waiter.state = .granted
+        waiter.line = nil
+        guard let continuation = waiter.continuation else { return nil }   // always set while queued
+        waiter.continuation = nil
+        return (continuation, line)
+    }
+
+    /// `origin`'s line, made when it has none. An app that talks to many origins does not keep one per
+    /// origin forever: past ``sweepThreshold`` the idle ones are dropped (amortised O(1)). Call with
+    /// `lock` held.
+    private func line(for origin: Origin) -> HostLine {
+        if let line = hosts[origin] { return line }
+        if hosts.count >= sweepThreshold {
+            hosts = hosts.filter { !$0.value.isIdle }
+            sweepThreshold = max(Self.minimumSweepThreshold, hosts.count * 2)
+        }
+        let line = HostLine()
+        hosts[origin] = line
+        return line
+    }
+}

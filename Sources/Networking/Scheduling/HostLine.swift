@@ -1,0 +1,83 @@
+import Foundation
+
+/// One origin's share of the ``CallSlots``: its requests in flight and its calls waiting, a first-in
+/// first-out line per ``RequestPriority``.
+final class HostLine: @unchecked Sendable {
+    // @unchecked: every `var` is guarded by the lock of the ``CallSlots`` that made it.
+
+    /// The origin's requests holding a slot.
+    var inFlight = 0
+    /// The calls waiting, not counting those that left.
+    private(set) var waiting = 0
+    /// Those that left (cancelled, or their deadline passed) but are still in `lines`, dropped when they
+    /// reach a head or all at once when they outnumber the living.
+    private var left = 0
+    /// A line per priority, `RequestPriority.rawValue` its index: waiters from `heads[i]` on.
+    private var lines: [[SlotWaiter]] = [[], [], []]
+    private var heads = [0, 0, 0]
+
+    /// Whether nothing of this origin is in flight or waiting.
+    var isIdle: Bool { inFlight == 0 && waiting == 0 }
+
+    /// Queues `waiter` at the end of its priority's line.
+    func append(_ waiter: SlotWaiter) {
+        lines[waiter.priority.rawValue].append(waiter)
+        waiting += 1
+    }
+
+    /// The first waiter of the highest priority that has one.
+    var first: SlotWaiter? {
+        guard waiting > 0 else { return nil }
+        for index in stride(from: lines.count - 1, through: 0, by: -1) {
+            while heads[index] < lines[index].count {
+                let head = lines[index][heads[index]]
+                if case .queued = head.state { return head }
+                dropHead(index)   // one that left
+                left -= 1
+            }
+        }
+        return nil
+    }
+
+    /// Takes `waiter`, which ``first`` returned, off its line.
+    func removeFirst(_ waiter: SlotWaiter) {
+        dropHead(waiter.priority.rawValue)
+        waiting -= 1
+        if waiting == 0 { clear() }
+    }
+
+    /// Counts `waiter` as gone (it left the queue); it stays in its line until it reaches the head, or
+    /// until those who left outnumber those waiting.
+    func remove(_ waiter: SlotWaiter) {
+        waiting -= 1
+        left += 1
+        if waiting == 0 {
+            clear()
+        } else if left > 32, left > waiting {
+            for index in lines.indices {
+                lines[index] = lines[index][heads[index]...].filter { if case .queued = $0.state { true } else { false } }
+                heads[index] = 0
+            }
+            left = 0
+        }
+    }
+
+    private func dropHead(_ index: Int) {
+        heads[index] += 1
+        if heads[index] == lines[index].count {
+            lines[index].removeAll(keepingCapacity: true)
+            heads[index] = 0
+        } else if heads[index] >= 64, heads[index] * 2 >= lines[index].count {   // amortised O(1)
+            lines[index].removeFirst(heads[index])
+            heads[index] = 0
+        }
+    }
+
+    private func clear() {
+        for index in lines.indices {
+            lines[index].removeAll()
+            heads[index] = 0
+        }
+        left = 0
+    }
+}

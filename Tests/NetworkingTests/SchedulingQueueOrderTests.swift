@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+
+@testable import Networking
+
+/// The queue itself (``CallSlots``), without a network: which waiting call a freed slot goes to when the
+/// provider-wide limit binds across hosts.
+@Suite("Scheduling: the queue's order across hosts", SuiteTimeLimit.oneMinute)
+struct SchedulingQueueOrderTests {
+    /// Queues a waiter named `name` for `host` with `priority`, once the previous ones are queued; returns
+    /// its task, which records its name when granted and ends with the line to give the slot back to.
+    func queue(
+        _ name: String, _ host: String, _ priority: RequestPriority, on slots: CallSlots, granted: Recorder<String>
+    ) async -> Task<HostLine, any Error> {
+        let before = slots.waitingCount
+        let task = Task {
+            let waiter = SlotWaiter(priority: priority, slots: slots, deadlineSeconds: .infinity)
+            let line = try await withUnsafeThrowingContinuation { continuation in
+                _ = slots.enqueue(waiter, for: Origin(URL(string: "https://\(host)/")!), continuation: continuation)
+            }
+            granted.append(name)
+            return line
+        }
+        await pollUntil { slots.waitingCount == before + 1 }
+        return task
+    }
+
+    @Test("under the provider-wide limit, a freed slot goes to the highest priority of any host, then to the earliest")
+    func acrossHosts() async throws {
+        let slots = CallSlots(Scheduling(maximumCalls: 1, maximumCallsPerHost: 1))
+        let granted = Recorder<String>()
+        var line = try #require(slots.take(Origin(URL(string: "https://a.example.com/")!)))
+        var waiting: [String: Task<HostLine, any Error>] = [:]
+        for (name, host, priority) in [
+            ("b-low", "b.example.com", RequestPriority.low), ("c-normal-1", "c.example.com", .normal), ("b-high", "b.example.com", .high),
+            ("d-high", "d.example.com", .high), ("c-normal-2", "c.example.com", .normal),
+        ] {
+            waiting[name] = await queue(name, host, priority, on: slots, granted: granted)
+        }
+        for index in 0..<waiting.count {
+            slots.release(line)   // one slot in all: each release grants exactly one waiter
+            await pollUntil { granted.count == index + 1 }
+            #expect(slots.inFlightCount == 1)
+            line = try await #require(waiting[granted.all[index]]).value
+        }
+        #expect(granted.all == ["b-high", "d-high", "c-normal-1", "c-normal-2", "b-low"])
+        #expect(slots.waitingCount == 0)
+        slots.release(line)
+        #expect(slots.inFlightCount == 0)
+    }
+
+    @Test("a host at its own limit is passed over: the slot goes to a host under its limit, whatever the priorities")
+    func hostAtItsLimitIsPassedOver() async throws {
+        let slots = CallSlots(Scheduling(maximumCalls: 2, maximumCallsPerHost: 1))
+        let granted = Recorder<String>()
+        let a = try #require(slots.take(Origin(URL(string: "https://a.example.com/")!)))
+        let b = try #require(slots.take(Origin(URL(string: "https://b.example.com/")!)))
+        let high = await queue("a-high", "a.example.com", .high, on: slots, granted: granted)
+        let low = await queue("c-low", "c.example.com", .low, on: slots, granted: granted)
+        slots.release(b)   // a.example.com is still at its limit: c.example.com's call goes
+        let c = try await low.value
+        #expect(granted.all == ["c-low"])
+        slots.release(a)
+        let next = try await high.value
+        #expect(granted.all == ["c-low", "a-high"])
+        slots.release(c)
+        slots.release(next)
+        #expect(slots.inFlightCount == 0 && slots.waitingCount == 0)
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import NetworkingTestSupport
+import Testing
+
+@testable import Networking
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Issue 33, part 2: a token refresh is never stuck behind the calls waiting for it. No slot is held
+/// while a call waits for a refresh (in adapt or in retry), and the refresh's own request never queues.
+@Suite("Scheduling: a token refresh under the limits, no deadlock", SuiteTimeLimit.threeMinutes)
+struct SchedulingRefreshTests {
+    /// A provider of `api` under `scheduling`, with its interceptor; the refresh goes through it.
+    func makeProvider(_ api: MockAuthServer, _ scheduling: Scheduling, credential: Credential = MockAuthServer.initialCredential) -> NetworkProvider {
+        let auth = api.makeInterceptor(store: InMemoryCredentialStore(credential))
+        return NetworkProvider(
+            scheduling: scheduling, configuration: api.mock.makeConfiguration(basedOn: .ephemeral),
+            interceptor: Interceptor(adapters: [auth], retriers: [auth]))
+    }
+
+    @Test("a storm of 300 calls with an expired token under 1 or 2 slots per host: one refresh, every call answered", arguments: [1, 2])
+    func expiredStorm(limit: Int) async throws {
+        let api = MockAuthServer()
+        let provider = makeProvider(api, Scheduling(maximumCallsPerHost: limit))
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<300 { group.addTask { try await provider.response(api.resource("/items/\(index)")).statusCode } }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses.count == 300 && statuses.allSatisfy { $0 == 200 })
+        #expect(api.refreshCount == 1)
+        #expect(provider.slots.inFlightCount == 0 && provider.slots.waitingCount == 0)
+    }
+
+    @Test(
+        "every slot held and a queue full of calls that can end only after the refresh: the refresh is sent at once, no deadlock",
+        arguments: [1, 2])
+    func refreshNeverQueues(limit: Int) async throws {
+        let api = MockAuthServer()
+        let refreshed = Signal()
+        api.onRefresh { refreshed.fire() }
+        // A server that answers these only once a refresh arrived: each holds its slot until then.
+        api.mock.stub(.get, "/v1/held") { _ in
+            await refreshed.wait()
+            return .json(["ok": true])
+        }
+        // The access token expires within the refresh leeway: every authenticated call refreshes first, in adapt.
+        let expiring = Credential(accessToken: "access-0", refreshToken: "refresh-0", expiresAt: Date().addingTimeInterval(5))
+        let provider = makeProvider(api, Scheduling(maximumCallsPerHost: limit), credential: expiring)
+        let blockers = (0..<(limit + 50)).map { _ in Task { try await provider.response(ScheduledCall("held")) } }
+        for _ in 0..<limit { _ = try await api.mock.nextRequest(matching: .get, "/v1/held") }
+        await waitUntilQueued(50, in: provider)   // every slot held, 50 calls queued behind them
+        let calls = (0..<200).map { index in Task { try await provider.response(api.resource("/items/\(index)")) } }
+        _ = try await api.mock.nextRequest(matching: .post)   // the refresh, sent past the queue
+        for blocker in blockers { #expect(try await blocker.value.statusCode == 200) }
+        for call in calls { #expect(try await call.value.statusCode == 200) }
+        #expect(api.refreshCount == 1)
+        #expect(provider.slots.inFlightCount == 0 && provider.slots.waitingCount == 0)
+    }
+
+    @Test("a refresh sent from the refresh's own task through the same provider is not queued either")
+    func refreshFromItsOwnTask() async throws {
+        let api = MockAuthServer()
+        let refreshed = Signal()
+        api.onRefresh { refreshed.fire() }
+        api.mock.stub(.get, "/v1/held") { _ in
+            await refreshed.wait()
+            return .json(["ok": true])
+        }
+        let baseURL = api.baseURL
+        let box = ProviderBox()
+        let expiring = Credential(accessToken: "access-0", refreshToken: "refresh-0", expiresAt: Date().addingTimeInterval(5))
+        let auth = AuthInterceptor(baseURL: baseURL, store: InMemoryCredentialStore(expiring)) { credential, _ in
+            // The provider itself, not the `network` handed in: recognised by the refresh's task.
+            let tokens = try await box.provider!.request(
+                MockAuthServer.RefreshEndpoint(baseURL: baseURL, refreshToken: credential.refreshToken), as: MockAuthServer.Tokens.self)
+            return Credential(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken)
+        }
+        let provider = NetworkProvider(
+            scheduling: Scheduling(maximumCallsPerHost: 1), configuration: api.mock.makeConfiguration(basedOn: .ephemeral),
+            interceptor: Interceptor(adapters: [auth], retriers: [auth]))
+        box.provider = provider
+        let blocker = Task { try await provider.response(ScheduledCall("held")) }
+        _ = try await api.mock.nextRequest(matching: .get, "/v1/held")
+        let call = Task { try await provider.response(api.resource("/me")) }   // refreshes first (the token expires soon)
+        _ = try await api.mock.nextRequest(matching: .post)
+        #expect(try await blocker.value.statusCode == 200)
+        #expect(try await call.value.statusCode == 200)
+        #expect(api.refreshCount == 1)
+    }
+}
