@@ -70,6 +70,10 @@ public struct CallReport: Sendable, Equatable {
     /// How long, in seconds, the call waited for the network (see ``Connectivity``): included in
     /// ``duration``; 0 when it never waited.
     public var connectivityWait: TimeInterval = 0
+    /// Whether the call joined an identical call already in flight and shared its exchange instead of
+    /// sending one (see ``Scheduling/coalescesIdenticalCalls``): then ``statusCodes``, ``redirects``,
+    /// ``cache`` and ``connectivityWait`` are that exchange's, and ``duration`` is this call's own.
+    public var joinedExistingCall = false
 
     /// Creates a report.
     public init(statusCodes: [Int?], duration: TimeInterval, redirects: [RedirectHop] = [], cache: CacheResult? = nil) {

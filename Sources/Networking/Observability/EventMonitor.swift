@@ -107,6 +107,12 @@ public protocol EventMonitor: Sendable {
     /// `nil`, and the call sends again), or the wait ended with `error` (the call's deadline passed, or it
     /// was cancelled).
     func connectivityWaitDidEnd(duration: TimeInterval, error: (any Error)?, context: RequestContext)
+    /// The call joined an identical call already in flight (see ``Scheduling/coalescesIdenticalCalls``):
+    /// it sends nothing itself and shares that call's exchange, whose events are told for the call that
+    /// started it. `request` is the request this call built. Its own
+    /// ``requestDidFinish(_:result:attempts:duration:context:)`` follows when it ends: with the shared
+    /// outcome, or with its own cancellation or deadline.
+    func callDidJoin(_ request: URLRequest, context: RequestContext)
 }
 
 extension EventMonitor {
@@ -152,6 +158,8 @@ extension EventMonitor {
     public func connectivityWaitDidStart(context: RequestContext) {}
     /// Does nothing by default.
     public func connectivityWaitDidEnd(duration: TimeInterval, error: (any Error)?, context: RequestContext) {}
+    /// Does nothing by default.
+    public func callDidJoin(_ request: URLRequest, context: RequestContext) {}
 }
 
 /// The provider's monitors behind one serial queue: the pipeline only enqueues, never waits.
