@@ -12,7 +12,7 @@ final class JoinCounter: EventMonitor, @unchecked Sendable {
     // @unchecked: `joined`, `finished` and `waiters` are guarded by `lock`.
     private let lock = NSLock()
     private var joined = 0
-    private var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    private var waiters: [(id: UUID, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
     var count: Int { lock.withLock { joined } }
 
@@ -25,18 +25,34 @@ final class JoinCounter: EventMonitor, @unchecked Sendable {
         for waiter in ready { waiter.continuation.resume() }
     }
 
-    /// Returns once `count` calls joined another.
-    func waitForJoins(_ count: Int) async {
+    /// Returns once `count` calls joined another; after 30 s without them, records an issue and returns
+    /// (a failure, not a hang).
+    func waitForJoins(_ count: Int, sourceLocation: SourceLocation = #_sourceLocation) async {
+        let id = UUID()
+        let timeout = Task { [weak self] in
+            try? await Task.sleep(nanoseconds: 30_000_000_000)
+            guard let self, !Task.isCancelled else { return }
+            let (waiter, joined) = lock.withLock {
+                let waiter = waiters.first { $0.id == id }
+                waiters.removeAll { $0.id == id }
+                return (waiter, self.joined)
+            }
+            if let waiter {
+                Issue.record("only \(joined) of \(count) calls joined", sourceLocation: sourceLocation)
+                waiter.continuation.resume()
+            }
+        }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             lock.lock()
             if joined >= count {
                 lock.unlock()
                 continuation.resume()
             } else {
-                waiters.append((count, continuation))
+                waiters.append((id, count, continuation))
                 lock.unlock()
             }
         }
+        timeout.cancel()
     }
 }
 

@@ -47,7 +47,7 @@ extension NetworkProvider {
                     switch callGroups.enter(waiter, key: key, continuation: continuation) {
                     case .started(let group):
                         mode.deadline = deadline
-                        callGroups.attach(Task { [self, mode] in await runExchange(of: group, endpoint: endpoint, mode: mode) }, to: group)
+                        callGroups.attach(startExchange(of: group, endpoint: endpoint, mode: mode), to: group)
                     case .joined(let watched):
                         joined = true
                         if watched { attemptWatch.watch(waiter, until: deadline.expiry) }
@@ -88,6 +88,18 @@ extension NetworkProvider {
         guard interceptor == nil, endpoint.coalescesIdenticalCalls ?? scheduling.coalescesIdenticalCalls else { return false }
         guard endpoint.method == .get || endpoint.method == .head else { return false }
         return RefreshRun.current?.isRunning != true && !Task.isCancelled
+    }
+
+    /// The task that runs the exchange of `group`: a task of its own, so that the caller that started it may
+    /// leave (cancelled) while the others wait on. Where the runtime has `Task.immediate` (Swift 6.2: Linux,
+    /// Apple platforms from their 26 releases) it runs at once on the caller's thread until it first
+    /// suspends, as the call itself would have: a busy executor does not delay its start (a call's deadline
+    /// counts from the call).
+    private func startExchange(of group: CallGroup, endpoint: some Endpoint, mode: TransferMode) -> Task<Void, Never> {
+        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+            return Task.immediate { [self] in await runExchange(of: group, endpoint: endpoint, mode: mode) }
+        }
+        return Task { [self] in await runExchange(of: group, endpoint: endpoint, mode: mode) }
     }
 
     /// Runs the exchange of `group` (again when it ran out of time while callers with a later deadline
