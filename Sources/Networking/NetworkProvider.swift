@@ -238,6 +238,8 @@ public final class NetworkProvider: NetworkProviding {
     }
 
     /// Sends `endpoint` through the pipeline (build, adapt, send, validate, retry) and returns the response it accepted.
+    /// Identical concurrent `GET`/`HEAD` calls share one exchange, each caller keeping its own cancellation and
+    /// deadline (see ``Scheduling/coalescesIdenticalCalls`` and ``CallReport/joinedExistingCall``).
     public func response(
         _ endpoint: some Endpoint,
         interceptor: (any RequestInterceptor)? = nil

@@ -18,7 +18,10 @@ import Foundation
 /// (when it was not acceptable), ``attemptDidFail(_:response:error:attempt:duration:context:)`` (when the
 /// attempt failed, for whatever reason) and, when the attempt failed and another was allowed,
 /// ``retryDidDecide(_:attempt:error:context:)``, with the token refresh events in between when the call
-/// waited for one; ``cacheDidAnswer(_:key:context:)`` when the call used the response cache; last, ``requestDidFinish(_:result:attempts:duration:context:)``. Every event of a call
+/// waited for one; ``cacheDidAnswer(_:key:context:)`` when the call used the response cache; last, ``requestDidFinish(_:result:attempts:duration:context:)``.
+/// A call that joined an identical one in flight (see ``Scheduling/coalescesIdenticalCalls``) is told
+/// ``callDidJoin(_:context:)`` then its own ``requestDidFinish(_:result:attempts:duration:context:)``; the shared
+/// exchange's events are told under the context of the call that started it. Every event of a call
 /// is queued before the call returns or throws, so after ``NetworkProvider/waitForMonitors()`` they have
 /// all been delivered: tests need no polling. A streamed call
 /// (``NetworkProvider/stream(_:interceptor:)``) finishes when its stream is handed out; its
