@@ -14,7 +14,20 @@ final class JoinCounter: EventMonitor, @unchecked Sendable {
     private var joined = 0
     private var waiters: [(id: UUID, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
-    var count: Int { lock.withLock { joined } }
+    var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return joined
+    }
+
+    /// Removes the waiter `id`, if it still waits; with the joins so far.
+    private func takeWaiter(_ id: UUID) -> (waiter: CheckedContinuation<Void, Never>?, joined: Int) {
+        lock.lock()
+        defer { lock.unlock() }
+        let waiter = waiters.first { $0.id == id }?.continuation
+        waiters.removeAll { $0.id == id }
+        return (waiter, joined)
+    }
 
     func callDidJoin(_ request: URLRequest, context: RequestContext) {
         lock.lock()
@@ -32,14 +45,10 @@ final class JoinCounter: EventMonitor, @unchecked Sendable {
         let timeout = Task { [weak self] in
             try? await Task.sleep(nanoseconds: 30_000_000_000)
             guard let self, !Task.isCancelled else { return }
-            let (waiter, joined) = lock.withLock {
-                let waiter = waiters.first { $0.id == id }
-                waiters.removeAll { $0.id == id }
-                return (waiter, self.joined)
-            }
+            let (waiter, joined) = takeWaiter(id)
             if let waiter {
                 Issue.record("only \(joined) of \(count) calls joined", sourceLocation: sourceLocation)
-                waiter.continuation.resume()
+                waiter.resume()
             }
         }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

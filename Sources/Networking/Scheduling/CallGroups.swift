@@ -39,9 +39,6 @@ final class CallGroups: @unchecked Sendable {
         case again(Deadline)
     }
 
-    /// The number of groups in flight (tests).
-    var count: Int { lock.withLock { groups.count } }
-
     /// Puts `waiter` (whose `continuation` this resumes) in the group of `key`: the one in flight, or a new one.
     func enter(_ waiter: CallWaiter, key: CallGroupKey, continuation: UnsafeContinuation<Response, any Error>) -> Entry {
         lock.lock()

@@ -96,9 +96,11 @@ extension NetworkProvider {
     /// suspends, as the call itself would have: a busy executor does not delay its start (a call's deadline
     /// counts from the call).
     private func startExchange(of group: CallGroup, endpoint: some Endpoint, mode: TransferMode) -> Task<Void, Never> {
-        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
-            return Task.immediate { [self] in await runExchange(of: group, endpoint: endpoint, mode: mode) }
-        }
+        #if compiler(>=6.2)
+            if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+                return Task.immediate { [self] in await runExchange(of: group, endpoint: endpoint, mode: mode) }
+            }
+        #endif
         return Task { [self] in await runExchange(of: group, endpoint: endpoint, mode: mode) }
     }
 
