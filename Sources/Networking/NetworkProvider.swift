@@ -61,6 +61,8 @@ public final class NetworkProvider: NetworkProviding {
     let slots: CallSlots
     /// The cache entries being revalidated in the background (`stale-while-revalidate`), one at a time each.
     let backgroundRevalidations = BackgroundRevalidations()
+    /// The identical `GET`/`HEAD` calls in flight, each group sharing one exchange (see ``Scheduling``).
+    let callGroups = CallGroups()
     let events: EventDispatcher
     /// Header fields (lower-cased) that go to every redirect hop and that the provider never shows
     /// (``HiddenHeaders``): the routing headers of the URL protocols its session sends through (see
@@ -239,11 +241,13 @@ public final class NetworkProvider: NetworkProviding {
     }
 
     /// Sends `endpoint` through the pipeline (build, adapt, send, validate, retry) and returns the response it accepted.
+    /// Identical concurrent `GET`/`HEAD` calls share one exchange, each caller keeping its own cancellation and
+    /// deadline (see ``Scheduling/coalescesIdenticalCalls`` and ``CallReport/joinedExistingCall``).
     public func response(
         _ endpoint: some Endpoint,
         interceptor: (any RequestInterceptor)? = nil
     ) async throws -> Response {
-        try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: TransferMode()).response
+        try await coalescedResponse(endpoint, interceptor: interceptor)   // identical GET/HEAD calls share one exchange
     }
 
     /// Returns once the monitors have been told every event the provider queued before this call: after

@@ -74,6 +74,10 @@ public struct CallReport: Sendable, Equatable {
     /// ``Scheduling`` limits, across its attempts and redirects: included in ``duration``; 0 when a slot
     /// was always free.
     public var queueWait: TimeInterval = 0
+    /// Whether the call joined an identical call already in flight and shared its exchange instead of
+    /// sending one (see ``Scheduling/coalescesIdenticalCalls``): then ``statusCodes``, ``redirects``,
+    /// ``cache`` and ``connectivityWait`` are that exchange's, and ``duration`` is this call's own.
+    public var joinedExistingCall = false
 
     /// Creates a report.
     public init(statusCodes: [Int?], duration: TimeInterval, redirects: [RedirectHop] = [], cache: CacheResult? = nil) {

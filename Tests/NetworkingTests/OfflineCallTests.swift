@@ -257,8 +257,8 @@ struct OfflineCallTests {
         connectivity.set(online: false)
         let provider = server.makeProvider(connectivity: connectivity)
         let attempts = try await withThrowingTaskGroup(of: Int.self) { group in
-            for _ in 0..<300 {
-                group.addTask { try await provider.response(OfflineItem()).report.attempts }
+            for call in 0..<300 {   // distinct calls: identical concurrent GETs would share one exchange (and one wait)
+                group.addTask { try await provider.response(OfflineItem(headers: ["X-Call": "\(call)"])).report.attempts }
             }
             await pollUntil { [connectivity] in connectivity.waitingCount == 300 }
             #expect(server.requests.isEmpty)

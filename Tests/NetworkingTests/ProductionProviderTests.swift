@@ -297,7 +297,7 @@ struct ProductionProviderTests {
         // THEN each provider was answered by its own server only
         #expect(users.count == 50)
         #expect(users.allSatisfy { $0.0 == $0.1.id })
-        #expect(servers.allSatisfy { $0.requests.count == 5 })
+        #expect(servers.allSatisfy { (1...5).contains($0.requests.count) })   // identical concurrent GETs may share an exchange
     }
 }
 

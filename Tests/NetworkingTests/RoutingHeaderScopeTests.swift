@@ -79,7 +79,9 @@ struct RoutingHeaderScopeTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for server in servers {
                 let provider = server.makeProvider()
-                for _ in 0..<20 { group.addTask { _ = try await provider.response(RedirectingEndpoint(method: .get)) } }
+                for call in 0..<20 {   // distinct calls: identical concurrent GETs would share an exchange
+                    group.addTask { _ = try await provider.response(RedirectingEndpoint(method: .get, headers: ["X-Call": "\(call)"])) }
+                }
             }
             try await group.waitForAll()
         }

@@ -229,6 +229,7 @@ extension TestServer {
         addTransferRoutes(to: router, state: state)
         addCacheRoutes(to: router, state: state)
         addStaleRoutes(to: router)
+        addCoalesceRoutes(to: router)
         addResumeRoutes(to: router)
         addOfflineRoutes(to: router)
         router.get("/echo", use: echo)

@@ -20,7 +20,10 @@ import Foundation
 /// (when it was not acceptable), ``attemptDidFail(_:response:error:attempt:duration:context:)`` (when the
 /// attempt failed, for whatever reason) and, when the attempt failed and another was allowed,
 /// ``retryDidDecide(_:attempt:error:context:)``, with the token refresh events in between when the call
-/// waited for one; ``cacheDidAnswer(_:key:context:)`` when the call used the response cache; last, ``requestDidFinish(_:result:attempts:duration:context:)``. Every event of a call
+/// waited for one; ``cacheDidAnswer(_:key:context:)`` when the call used the response cache; last, ``requestDidFinish(_:result:attempts:duration:context:)``.
+/// A call that joined an identical one in flight (see ``Scheduling/coalescesIdenticalCalls``) is told
+/// ``callDidJoin(_:context:)`` then its own ``requestDidFinish(_:result:attempts:duration:context:)``; the shared
+/// exchange's events are told under the context of the call that started it. Every event of a call
 /// is queued before the call returns or throws, so after ``NetworkProvider/waitForMonitors()`` they have
 /// all been delivered: tests need no polling. A streamed call
 /// (``NetworkProvider/stream(_:interceptor:)``) finishes when its stream is handed out; its
@@ -116,6 +119,12 @@ public protocol EventMonitor: Sendable {
     /// The call's wait in the queue ended after `duration` seconds: it got a slot (`error` is `nil`, and
     /// its request is sent), or it left the queue with `error` (it was cancelled, or its deadline passed).
     func queueWaitDidEnd(duration: TimeInterval, error: (any Error)?, context: RequestContext)
+    /// The call joined an identical call already in flight (see ``Scheduling/coalescesIdenticalCalls``):
+    /// it sends nothing itself and shares that call's exchange, whose events are told for the call that
+    /// started it. `request` is the request this call built. Its own
+    /// ``requestDidFinish(_:result:attempts:duration:context:)`` follows when it ends: with the shared
+    /// outcome, or with its own cancellation or deadline.
+    func callDidJoin(_ request: URLRequest, context: RequestContext)
 }
 
 extension EventMonitor {
@@ -165,6 +174,8 @@ extension EventMonitor {
     public func queueWaitDidStart(origin: Origin, context: RequestContext) {}
     /// Does nothing by default.
     public func queueWaitDidEnd(duration: TimeInterval, error: (any Error)?, context: RequestContext) {}
+    /// Does nothing by default.
+    public func callDidJoin(_ request: URLRequest, context: RequestContext) {}
 }
 
 /// The provider's monitors behind one serial queue: the pipeline only enqueues, never waits.

@@ -24,6 +24,10 @@ struct TransferMode {
     var sizeLimit: Int?
     /// The cache policy, when not the endpoint's or the provider's (a cached-then-fresh call's).
     var cachePolicy: CachePolicy?
+    /// The request the endpoint built, when the caller built it already (a body-less call: see ``CallGroups``).
+    var prebuilt: URLRequest?
+    /// The call's deadline, when not the endpoint's or the provider's from now (a shared exchange's: see ``CallGroups``).
+    var deadline: Deadline?
 }
 
 /// What an attempt delivered besides its ``Response``.

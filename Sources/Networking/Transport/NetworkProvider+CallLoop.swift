@@ -31,8 +31,8 @@ extension NetworkProvider {
             if let key = revalidatedBehind { revalidateInBackground(endpoint, interceptor: interceptor, key: key, sizeLimit: mode.sizeLimit) }
         }
         do {
-            let deadline = try Deadline(seconds: endpoint.deadline ?? self.deadline)
-            var (built, body) = try builtRequestAndBody(for: endpoint)
+            let deadline = try mode.deadline ?? Deadline(seconds: endpoint.deadline ?? self.deadline)
+            var (built, body): (URLRequest, RequestBody.Encoded?) = try mode.prebuilt.map { ($0, nil) } ?? builtRequestAndBody(for: endpoint)
             var mode = mode
             switch body {
             case .file(let file, _)?:

@@ -1,0 +1,132 @@
+import Dispatch
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+extension NetworkProvider {
+    /// ``response(_:interceptor:)``: a call that may share an exchange (``sharesExchange(_:interceptor:)``)
+    /// joins the identical call in flight, or starts the exchange others may join (see ``CallGroups``);
+    /// any other call runs its own pipeline.
+    ///
+    /// The shared exchange is the whole pipeline run of the first caller's endpoint (its cache
+    /// consultation, adapt, send, validate, retry, the token refresh and resend after a 401, the cache's
+    /// update). Every caller gets the outcome as its own value: the same ``Response`` (its report says
+    /// whether it joined, and its own duration) or the same error; each decodes it itself.
+    func coalescedResponse(_ endpoint: some Endpoint, interceptor: (any RequestInterceptor)?) async throws -> Response {
+        guard sharesExchange(endpoint, interceptor: interceptor) else {
+            return try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: TransferMode()).response
+        }
+        let started = DispatchTime.now()
+        let (built, body) = try builtRequestAndBody(for: endpoint)
+        var mode = TransferMode()
+        mode.prebuilt = built
+        guard body == nil else { return try await perform(endpoint, interceptor: nil, refreshing: nil, mode: TransferMode()).response }
+        let deadline = try Deadline(seconds: endpoint.deadline ?? self.deadline)
+        var context: RequestContext?
+        var account: (partition: String?, epoch: Int) = (nil, 0)
+        if let partitioning = self.interceptor as? any CachePartitioning {
+            let made = RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: nil)
+            context = made
+            switch await partitioning.cachePartition(for: built, context: made) {
+            case .notAuthenticated: break
+            case .account(let stamp): account = (stamp.partition, stamp.value)
+            case .unknownAccount:   // authenticated for no known account: never shared (two users never share)
+                return try await perform(endpoint, interceptor: nil, refreshing: nil, mode: mode).response
+            }
+        }
+        guard let key = CallGroupKey(built, endpoint: endpoint, account: account) else {
+            return try await perform(endpoint, interceptor: nil, refreshing: nil, mode: mode).response
+        }
+        let waiter = CallWaiter(groups: callGroups, deadline: deadline)
+        var joined = false
+        do {
+            var response = try await withTaskCancellationHandler {
+                try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Response, any Error>) in
+                    switch callGroups.enter(waiter, key: key, continuation: continuation) {
+                    case .started(let group):
+                        mode.deadline = deadline
+                        callGroups.attach(startExchange(of: group, endpoint: endpoint, mode: mode), to: group)
+                    case .joined(let watched):
+                        joined = true
+                        if watched { attemptWatch.watch(waiter, until: deadline.expiry) }
+                        if !events.isEmpty {
+                            let joining = context ?? RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: nil)
+                            context = joining
+                            events.send { [shown = shown(built)] in $0.callDidJoin(shown, context: joining) }
+                        }
+                    case .left:
+                        break
+                    }
+                }
+            } onCancel: {
+                callGroups.leave(waiter, with: NetworkError.cancelled)
+            }
+            if joined {
+                attemptWatch.unwatch(waiter)
+                response.storedReport?.joinedExistingCall = true
+                response.storedReport?.duration = started.secondsElapsed
+                reportJoinedCallEnd(built, result: .success(response), duration: started.secondsElapsed, context: context)
+            }
+            return response
+        } catch {
+            if joined {
+                attemptWatch.unwatch(waiter)
+                reportJoinedCallEnd(built, result: .failure(error), duration: started.secondsElapsed, context: context)
+            }
+            throw error
+        }
+    }
+
+    /// Whether a call to `endpoint` may share an exchange: a `GET` or `HEAD` (RFC 9110 §9.2.1: safe, so
+    /// one exchange answers all), coalescing on for the endpoint (or, when it does not say, the provider),
+    /// no interceptor of its own (it could make the request or its outcome another), not made by a token
+    /// refresh (its answer holds tokens), and not cancelled already (it ends as a call of its own does).
+    /// Streams, downloads, uploads and cached-then-fresh calls never come here.
+    private func sharesExchange(_ endpoint: some Endpoint, interceptor: (any RequestInterceptor)?) -> Bool {
+        guard interceptor == nil, endpoint.coalescesIdenticalCalls ?? scheduling.coalescesIdenticalCalls else { return false }
+        guard endpoint.method == .get || endpoint.method == .head else { return false }
+        return RefreshRun.current?.isRunning != true && !Task.isCancelled
+    }
+
+    /// The task that runs the exchange of `group`: a task of its own, so that the caller that started it may
+    /// leave (cancelled) while the others wait on. Where the runtime has `Task.immediate` (Swift 6.2: Linux,
+    /// Apple platforms from their 26 releases) it runs at once on the caller's thread until it first
+    /// suspends, as the call itself would have: a busy executor does not delay its start (a call's deadline
+    /// counts from the call).
+    private func startExchange(of group: CallGroup, endpoint: some Endpoint, mode: TransferMode) -> Task<Void, Never> {
+        #if compiler(>=6.2)
+            if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+                return Task.immediate { [self] in await runExchange(of: group, endpoint: endpoint, mode: mode) }
+            }
+        #endif
+        return Task { [self] in await runExchange(of: group, endpoint: endpoint, mode: mode) }
+    }
+
+    /// Runs the exchange of `group` (again when it ran out of time while callers with a later deadline
+    /// wait) and hands its outcome to the callers.
+    private func runExchange(of group: CallGroup, endpoint: some Endpoint, mode: TransferMode) async {
+        var mode = mode
+        while true {
+            let outcome: Result<Response, any Error>
+            do {
+                outcome = .success(try await perform(endpoint, interceptor: nil, refreshing: nil, mode: mode).response)
+            } catch {
+                outcome = .failure(error)
+            }
+            guard case .again(let deadline) = callGroups.finish(group, with: outcome, watch: attemptWatch) else { return }
+            mode.deadline = deadline
+        }
+    }
+
+    /// Tells the monitors that a call that joined another ended.
+    private func reportJoinedCallEnd(_ built: URLRequest, result: Result<Response, any Error>, duration: TimeInterval, context: RequestContext?) {
+        guard !events.isEmpty, let context else { return }
+        var attempts = 0   // the shared exchange's; none told for a caller that left first
+        if case .success(let response) = result { attempts = response.report.attempts }
+        events.send { [shown = shown(built), attempts] in
+            $0.requestDidFinish(shown, result: result, attempts: attempts, duration: duration, context: context)
+        }
+    }
+}
