@@ -1,6 +1,6 @@
 // swift-format-ignore-file
 // (Twins of the snippets in Docs/ are kept identical to the pages, so the formatter leaves this file alone.)
-// Twins of the snippets in Docs/Scheduling-Coalescing.md: keep each identical to the page.
+// Twins of the snippets in Docs/Scheduling.md, "Coalescing identical calls": keep each identical to the page.
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -23,7 +23,7 @@ struct LiveScore: Endpoint {
     var coalescesIdenticalCalls: Bool? { false }   // every call asks the server itself
 }
 
-@Suite("Docs/Scheduling-Coalescing.md snippets")
+@Suite("Docs/Scheduling.md coalescing snippets")
 struct CoalescingDocSnippetTests {
     @Test func oneRequestForAThousandCells() async throws {
         let gate = Signal()

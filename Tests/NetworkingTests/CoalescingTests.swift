@@ -148,27 +148,29 @@ struct CoalescingTests {
         #expect(server.interruptedCount == 0)
     }
 
-    @Test func aLaterCallerWithALaterDeadlineOutlivesTheFirstCallersDeadline() async throws {
+    @Test func aLaterCallerWithALaterDeadlineOutlivesTheFirstCallersDeadlineInTheSameExchange() async throws {
         let gate = Signal()
         let server = gatedServer(gate: gate)
-        let provider = server.makeProvider()
-        // GIVEN a caller with a short deadline in flight, and an identical one with a long deadline after it
-        let hasty = Task { try await provider.response(CoalescedEndpoint(deadline: 1)) }
+        let joins = JoinCounter()
+        let provider = server.makeProvider(monitors: [joins])
+        // GIVEN a caller with a short deadline in flight, and an identical one with a long deadline joining it
+        let hasty = Task { try await provider.response(CoalescedEndpoint(deadline: 2)) }
         _ = try await server.nextRequest()
         let patient = Task { try await provider.response(CoalescedEndpoint(deadline: 600)) }
-        // WHEN the first caller's deadline passes, THEN it ends with its deadline error
+        await joins.waitForJoins(1)
+        // WHEN the first caller's deadline passes, THEN it ends with its own deadline error, the gate still closed
         await #expect {
             try await hasty.value
         } throws: { error in
-            guard case NetworkError.deadlineExceeded(1) = error else { return false }
+            guard case NetworkError.deadlineExceeded(2) = error else { return false }
             return true
         }
-        // and the later caller is not bounded by it: the exchange runs again under its deadline (or, when it
-        // came after the first one's deadline, it had its own) and it gets the answer
-        _ = try await server.nextRequest()
+        // and the exchange goes on for the later caller (issue 33: each caller's deadline is its own): it gets
+        // the answer of the one exchange, which was neither cut nor sent again
         gate.fire()
         #expect(try await patient.value.statusCode == 200)
-        #expect(server.requests.count == 2)
+        #expect(server.requests.count == 1)
+        #expect(server.interruptedCount == 0)
     }
 
     @Test func anErrorReachesEveryCaller() async throws {

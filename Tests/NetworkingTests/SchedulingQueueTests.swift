@@ -21,8 +21,8 @@ struct SchedulingQueueTests {
     }
 
     /// A provider with one slot per host, and a call holding it until `held` is released.
-    func busyProvider(monitors: [any EventMonitor] = []) async throws -> (NetworkProvider, Task<Response, any Error>) {
-        let provider = makeScheduledProvider(server, Scheduling(maximumCallsPerHost: 1), monitors: monitors)
+    func busyProvider(coalescing: Bool = false, monitors: [any EventMonitor] = []) async throws -> (NetworkProvider, Task<Response, any Error>) {
+        let provider = makeScheduledProvider(server, Scheduling(maximumCallsPerHost: 1), coalescing: coalescing, monitors: monitors)
         let blocker = Task { try await provider.response(ScheduledCall("held")) }
         _ = try await server.nextRequest(matching: .get, "/v1/held")
         return (provider, blocker)
@@ -74,10 +74,12 @@ struct SchedulingQueueTests {
         #expect(server.requests(.get, "/v1/items").count == 1)
     }
 
-    @Test("the deadline counts in the queue: it passes there and the call ends with deadlineExceeded, never sent")
-    func deadlineInQueue() async throws {
+    /// With coalescing on, the call is a shared exchange's only caller: the exchange, cancelled as it leaves
+    /// at its deadline, still says the deadline ended its wait.
+    @Test("the deadline counts in the queue: it passes there and the call ends with deadlineExceeded, never sent", arguments: [false, true])
+    func deadlineInQueue(coalescing: Bool) async throws {
         let events = QueueEvents()
-        let (provider, blocker) = try await busyProvider(monitors: [events])
+        let (provider, blocker) = try await busyProvider(coalescing: coalescing, monitors: [events])
         var call = ScheduledCall()
         call.deadline = 0.3
         await #expect(throws: NetworkError.deadlineExceeded(seconds: 0.3)) { try await provider.response(call) }

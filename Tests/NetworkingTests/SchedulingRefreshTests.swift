@@ -47,7 +47,8 @@ struct SchedulingRefreshTests {
         }
         // The access token expires within the refresh leeway: every authenticated call refreshes first, in adapt.
         let expiring = Credential(accessToken: "access-0", refreshToken: "refresh-0", expiresAt: Date().addingTimeInterval(5))
-        let provider = makeProvider(api, Scheduling(maximumCallsPerHost: limit), credential: expiring)
+        // Coalescing off: the blockers are identical GETs, each meant to hold a slot or a place in the queue.
+        let provider = makeProvider(api, Scheduling(maximumCallsPerHost: limit, coalescesIdenticalCalls: false), credential: expiring)
         let blockers = (0..<(limit + 50)).map { _ in Task { try await provider.response(ScheduledCall("held")) } }
         for _ in 0..<limit { _ = try await api.mock.nextRequest(matching: .get, "/v1/held") }
         await waitUntilQueued(50, in: provider)   // every slot held, 50 calls queued behind them

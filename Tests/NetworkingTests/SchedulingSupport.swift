@@ -26,16 +26,20 @@ struct ScheduledCall: Endpoint {
 }
 
 /// A provider that sends through `server` under `scheduling`: the app's own kind, made from the server's
-/// configuration.
+/// configuration. Coalescing off unless `coalescing`: the limits' tests send identical calls that each
+/// mean to hold a slot or a place in the queue.
 func makeScheduledProvider(
     _ server: MockServer,
     _ scheduling: Scheduling,
+    coalescing: Bool = false,
     interceptor: (any RequestInterceptor)? = nil,
     deadline: TimeInterval = NetworkProvider.defaultDeadline,
     maximumResponseSize: Int = NetworkProvider.defaultMaximumResponseSize,
     monitors: [any EventMonitor] = []
 ) -> NetworkProvider {
-    NetworkProvider(
+    var scheduling = scheduling
+    scheduling.coalescesIdenticalCalls = scheduling.coalescesIdenticalCalls && coalescing
+    return NetworkProvider(
         scheduling: scheduling, configuration: server.makeConfiguration(basedOn: .ephemeral), interceptor: interceptor, deadline: deadline,
         maximumResponseSize: maximumResponseSize, monitors: monitors)
 }

@@ -11,12 +11,14 @@ import Foundation
 ///
 /// - A caller that is cancelled leaves at once with ``NetworkError/cancelled``; the exchange is cancelled
 ///   when the last caller left, and the group is gone then (the next identical call starts a new one).
-/// - Each caller has its own deadline. The exchange runs under the latest deadline among its callers when
-///   it starts; a caller whose deadline is earlier is watched by the provider's ``AttemptWatch`` and leaves
-///   with ``NetworkError/deadlineExceeded(seconds:)`` when it passes, the others waiting on. A caller that
-///   joined later with a later deadline is not bounded by the exchange's: when the exchange ends with the
-///   deadline error while such callers wait, it runs again for them under the latest of theirs.
-/// - An outcome ends the group before it is handed out: a call made after it starts a new exchange.
+/// - Each caller has its own deadline: the provider's ``AttemptWatch`` watches it, and a caller whose
+///   deadline passes leaves with ``NetworkError/deadlineExceeded(seconds:)`` while the others wait on. The
+///   exchange has no deadline of its own: it is cut only when its last caller left (cancelled or out of
+///   time), so a caller that joins with a later deadline never sees it cut at an earlier one's. It only
+///   knows its callers' latest deadline (``LatestDeadline``): a retry delay outlasting it is not waited.
+/// - An outcome ends the group before it is handed out: a call made after it starts a new exchange. A
+///   group that ended (every caller left, its exchange cancelled) is out of the table in the same lock: a
+///   new caller never joins a cancelled exchange.
 final class CallGroups: @unchecked Sendable {
     // @unchecked: `groups` and the groups' and waiters' mutable state are guarded by `lock`.
     private let lock = NSLock()
@@ -26,17 +28,10 @@ final class CallGroups: @unchecked Sendable {
     enum Entry {
         /// It started `group`: the caller starts its exchange.
         case started(CallGroup)
-        /// It joined the exchange in flight; `watched`: its deadline is earlier than the exchange's.
-        case joined(watched: Bool)
-        /// It had already left (cancelled before it entered): its continuation was resumed.
+        /// It joined the exchange in flight.
+        case joined
+        /// It had already left (cancelled, or out of time, before it entered): its continuation was resumed.
         case left
-    }
-
-    /// What the exchange does after an outcome.
-    enum Next {
-        case done
-        /// Runs again under `deadline`, for the callers that joined with a later one.
-        case again(Deadline)
     }
 
     /// Puts `waiter` (whose `continuation` this resumes) in the group of `key`: the one in flight, or a new one.
@@ -51,11 +46,11 @@ final class CallGroups: @unchecked Sendable {
         if let group = groups[key] {
             waiter.group = group
             group.waiters[ObjectIdentifier(waiter)] = waiter
-            let watched = Self.isEarlier(waiter.expiry, than: group.expiry)
+            group.callers.extend(to: waiter.expiry)
             lock.unlock()
-            return .joined(watched: watched)
+            return .joined
         }
-        let group = CallGroup(key: key, expiry: waiter.expiry)
+        let group = CallGroup(key: key, callers: LatestDeadline(waiter.expiry))
         group.waiters[ObjectIdentifier(waiter)] = waiter
         waiter.group = group
         groups[key] = group
@@ -96,34 +91,16 @@ final class CallGroups: @unchecked Sendable {
         continuation.resume(throwing: error)
     }
 
-    /// The exchange of `group` ended with `outcome`: hands it to every caller, or, when it ran out of time
-    /// and callers with a later deadline wait, says to run again for them.
-    func finish(_ group: CallGroup, with outcome: Result<Response, any Error>, watch: AttemptWatch) -> Next {
+    /// The exchange of `group` ended with `outcome`: hands it to every caller still waiting.
+    func finish(_ group: CallGroup, with outcome: Result<Response, any Error>) {
         lock.lock()
         if group.ended {   // every caller left: nobody to tell
             lock.unlock()
-            return .done
-        }
-        var handed: [(CallWaiter, UnsafeContinuation<Response, any Error>)] = []
-        if case .failure(NetworkError.deadlineExceeded) = outcome,
-            let latest = group.waiters.values.max(by: { Self.isEarlier($0.expiry, than: $1.expiry) }),
-            Self.isEarlier(group.expiry, than: latest.expiry)
-        {
-            // Those whose deadline is not later than the exchange's end with it; the others go on.
-            for (id, waiter) in group.waiters where !Self.isEarlier(group.expiry, than: waiter.expiry) {
-                group.waiters[id] = nil
-                if let continuation = waiter.continuation { handed.append((waiter, continuation)) }
-                waiter.continuation = nil
-            }
-            let watched = group.waiters.values.filter { $0 !== latest && Self.isEarlier($0.expiry, than: latest.expiry) }
-            group.expiry = latest.expiry
-            lock.unlock()
-            for waiter in watched { watch.watch(waiter, until: waiter.expiry.map { DispatchTime(uptimeNanoseconds: $0) }) }
-            for (waiter, continuation) in handed { continuation.resume(throwing: waiter.deadlineError) }
-            return .again(Deadline(seconds: latest.seconds, expiry: latest.expiry.map { DispatchTime(uptimeNanoseconds: $0) }))
+            return
         }
         group.ended = true
         if groups[group.key] === group { groups[group.key] = nil }
+        var handed: [(CallWaiter, UnsafeContinuation<Response, any Error>)] = []
         for waiter in group.waiters.values {
             if let continuation = waiter.continuation { handed.append((waiter, continuation)) }
             waiter.continuation = nil
@@ -133,18 +110,11 @@ final class CallGroups: @unchecked Sendable {
         for (waiter, continuation) in handed {
             switch outcome {
             case .success(let response): continuation.resume(returning: response)
-            case .failure(NetworkError.deadlineExceeded): continuation.resume(throwing: waiter.deadlineError)   // in its own seconds
+            // A retry delay outlasting every caller's deadline (``Deadline/callers``): in its own seconds.
+            case .failure(NetworkError.deadlineExceeded): continuation.resume(throwing: waiter.deadlineError)
             case .failure(let error): continuation.resume(throwing: error)
             }
         }
-        return .done
-    }
-
-    /// Whether `expiry` comes before `other` (`nil`: never).
-    private static func isEarlier(_ expiry: UInt64?, than other: UInt64?) -> Bool {
-        guard let expiry else { return false }
-        guard let other else { return true }
-        return expiry < other
     }
 }
 
@@ -153,15 +123,15 @@ final class CallGroup: @unchecked Sendable {
     // @unchecked: every `var` is guarded by the lock of the ``CallGroups`` that holds it.
     let key: CallGroupKey
     var waiters: [ObjectIdentifier: CallWaiter] = [:]
-    /// The exchange's deadline, in uptime nanoseconds; `nil` for none.
-    var expiry: UInt64?
+    /// The latest deadline among its callers so far: the exchange's ``Deadline/callers``.
+    let callers: LatestDeadline
     var exchange: Task<Void, Never>?
     /// Every caller left, or the outcome was handed out.
     var ended = false
 
-    init(key: CallGroupKey, expiry: UInt64?) {
+    init(key: CallGroupKey, callers: LatestDeadline) {
         self.key = key
-        self.expiry = expiry
+        self.callers = callers
     }
 }
 
@@ -169,8 +139,8 @@ final class CallGroup: @unchecked Sendable {
 final class CallWaiter: WatchedAttempt, @unchecked Sendable {
     // @unchecked: `continuation`, `group` and `leftWith` are guarded by the lock of `groups`.
     let groups: CallGroups
-    /// The caller's deadline, in uptime nanoseconds; `nil` for none.
-    let expiry: UInt64?
+    /// The caller's deadline; `nil` for none.
+    let expiry: DispatchTime?
     /// The caller's allowance, for its error.
     let seconds: TimeInterval
     var continuation: UnsafeContinuation<Response, any Error>?
@@ -180,7 +150,7 @@ final class CallWaiter: WatchedAttempt, @unchecked Sendable {
 
     init(groups: CallGroups, deadline: Deadline) {
         self.groups = groups
-        self.expiry = deadline.expiry?.uptimeNanoseconds
+        self.expiry = deadline.expiry
         self.seconds = deadline.seconds
     }
 
@@ -190,6 +160,37 @@ final class CallWaiter: WatchedAttempt, @unchecked Sendable {
     /// Its deadline passed (``AttemptWatch``): it leaves, the others wait on.
     func expire() {
         groups.leave(self, with: deadlineError)
+    }
+}
+
+/// The latest deadline among a shared exchange's callers so far (see ``Deadline/callers``); a caller
+/// without a deadline makes it none for good.
+final class LatestDeadline: @unchecked Sendable {
+    // @unchecked: `latest` and `unbounded` are guarded by `lock`.
+    private let lock = NSLock()
+    private var latest: UInt64 = 0
+    private var unbounded = false
+
+    init(_ expiry: DispatchTime?) {
+        extend(to: expiry)
+    }
+
+    /// The latest deadline; `nil` for none.
+    var expiry: DispatchTime? {
+        lock.lock()
+        defer { lock.unlock() }
+        return unbounded ? nil : DispatchTime(uptimeNanoseconds: latest)
+    }
+
+    /// A caller with `expiry` (`nil`: none) joined.
+    func extend(to expiry: DispatchTime?) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let expiry else {
+            unbounded = true
+            return
+        }
+        latest = max(latest, expiry.uptimeNanoseconds)
     }
 }
 

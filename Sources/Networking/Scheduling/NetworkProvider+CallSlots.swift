@@ -40,12 +40,13 @@ extension NetworkProvider {
                     if queued, !events.isEmpty { events.send { $0.queueWaitDidStart(origin: origin, context: context) } }
                 }
             } onCancel: {
-                slots.abandon(waiter, because: .cancelled)
+                // A shared exchange is cancelled when its last caller left: by its deadline, that error.
+                slots.abandon(waiter, because: deadline.hasPassed ? deadline.exceeded : .cancelled)
             }
             // Granted as the caller left or the deadline passed: the slot goes on to the next call, unused.
             if Task.isCancelled || deadline.hasPassed {
                 slots.release(granted)
-                throw Task.isCancelled ? NetworkError.cancelled : deadline.exceeded
+                throw deadline.hasPassed ? deadline.exceeded : NetworkError.cancelled
             }
             line = granted
         } catch {

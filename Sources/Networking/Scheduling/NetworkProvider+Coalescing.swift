@@ -40,17 +40,22 @@ extension NetworkProvider {
             return try await perform(endpoint, interceptor: nil, refreshing: nil, mode: mode).response
         }
         let waiter = CallWaiter(groups: callGroups, deadline: deadline)
+        // Each caller watches its own deadline (it leaves when it passes, even before it entered); the
+        // shared exchange has none of its own (see CallGroups), only its callers' latest for retry delays.
+        attemptWatch.watch(waiter, until: deadline.expiry)
+        defer { attemptWatch.unwatch(waiter) }
         var joined = false
         do {
             var response = try await withTaskCancellationHandler {
                 try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Response, any Error>) in
                     switch callGroups.enter(waiter, key: key, continuation: continuation) {
                     case .started(let group):
-                        mode.deadline = deadline
+                        var shared = Deadline(seconds: deadline.seconds, expiry: nil)   // its error: the starter's seconds
+                        shared.callers = group.callers
+                        mode.deadline = shared
                         callGroups.attach(startExchange(of: group, endpoint: endpoint, mode: mode), to: group)
-                    case .joined(let watched):
+                    case .joined:
                         joined = true
-                        if watched { attemptWatch.watch(waiter, until: deadline.expiry) }
                         if !events.isEmpty {
                             let joining = context ?? RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: nil)
                             context = joining
@@ -64,15 +69,20 @@ extension NetworkProvider {
                 callGroups.leave(waiter, with: NetworkError.cancelled)
             }
             if joined {
-                attemptWatch.unwatch(waiter)
-                response.storedReport?.joinedExistingCall = true
-                response.storedReport?.duration = started.secondsElapsed
-                reportJoinedCallEnd(built, result: .success(response), duration: started.secondsElapsed, context: context)
+                // Its own duration; the exchange's waits, at most as long as the joined call itself lasted
+                // (parts of its duration: it may have joined while the exchange waited).
+                let duration = started.secondsElapsed
+                var report = response.report
+                report.joinedExistingCall = true
+                report.duration = duration
+                report.queueWait = min(report.queueWait, duration)
+                report.connectivityWait = min(report.connectivityWait, duration)
+                response.storedReport = report
+                reportJoinedCallEnd(built, result: .success(response), duration: duration, context: context)
             }
             return response
         } catch {
             if joined {
-                attemptWatch.unwatch(waiter)
                 reportJoinedCallEnd(built, result: .failure(error), duration: started.secondsElapsed, context: context)
             }
             throw error
@@ -104,20 +114,15 @@ extension NetworkProvider {
         return Task { [self] in await runExchange(of: group, endpoint: endpoint, mode: mode) }
     }
 
-    /// Runs the exchange of `group` (again when it ran out of time while callers with a later deadline
-    /// wait) and hands its outcome to the callers.
+    /// Runs the exchange of `group` and hands its outcome to the callers.
     private func runExchange(of group: CallGroup, endpoint: some Endpoint, mode: TransferMode) async {
-        var mode = mode
-        while true {
-            let outcome: Result<Response, any Error>
-            do {
-                outcome = .success(try await perform(endpoint, interceptor: nil, refreshing: nil, mode: mode).response)
-            } catch {
-                outcome = .failure(error)
-            }
-            guard case .again(let deadline) = callGroups.finish(group, with: outcome, watch: attemptWatch) else { return }
-            mode.deadline = deadline
+        let outcome: Result<Response, any Error>
+        do {
+            outcome = .success(try await perform(endpoint, interceptor: nil, refreshing: nil, mode: mode).response)
+        } catch {
+            outcome = .failure(error)
         }
+        callGroups.finish(group, with: outcome)
     }
 
     /// Tells the monitors that a call that joined another ended.

@@ -18,6 +18,11 @@ struct Deadline: Sendable {
     let seconds: TimeInterval
     /// When the call must end; `nil` for no deadline.
     let expiry: DispatchTime?
+    /// A shared exchange's (which has no deadline: see ``CallGroups``): the latest deadline among its
+    /// callers, which ``hasPassed`` and ``allows(delay:)`` read (a retry delay that outlasts every caller is
+    /// not waited; an exchange cancelled as its last caller ran out of time ends with this error). Nothing
+    /// cuts the exchange at it: its callers leave at their own deadlines, and the last one cancels it.
+    var callers: LatestDeadline?
 
     /// A deadline `seconds` from now. Throws ``NetworkError/invalidRequest(field:reason:)`` for zero,
     /// a negative value or NaN; `.infinity` (or more than ten years) means none.
@@ -38,7 +43,7 @@ struct Deadline: Sendable {
 
     /// Whether the deadline has passed.
     var hasPassed: Bool {
-        guard let expiry else { return false }
+        guard let expiry = expiry ?? callers?.expiry else { return false }
         return DispatchTime.now() >= expiry
     }
 
@@ -51,7 +56,7 @@ struct Deadline: Sendable {
 
     /// Whether waiting `delay` seconds from now still ends before the deadline.
     func allows(delay: TimeInterval) -> Bool {
-        guard let expiry, delay > 0 else { return true }
+        guard let expiry = expiry ?? callers?.expiry, delay > 0 else { return true }
         let remaining = Double(expiry.uptimeNanoseconds) - Double(DispatchTime.now().uptimeNanoseconds)
         return delay * 1_000_000_000 < remaining
     }
