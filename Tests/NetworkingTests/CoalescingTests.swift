@@ -154,7 +154,7 @@ struct CoalescingTests {
         let joins = JoinCounter()
         let provider = server.makeProvider(monitors: [joins])
         // GIVEN a caller with a short deadline in flight, and an identical one with a long deadline joining it
-        let hasty = Task { try await provider.response(CoalescedEndpoint(deadline: 2)) }
+        let hasty = Task { try await provider.response(CoalescedEndpoint(deadline: 5)) }
         _ = try await server.nextRequest()
         let patient = Task { try await provider.response(CoalescedEndpoint(deadline: 600)) }
         await joins.waitForJoins(1)
@@ -162,7 +162,7 @@ struct CoalescingTests {
         await #expect {
             try await hasty.value
         } throws: { error in
-            guard case NetworkError.deadlineExceeded(2) = error else { return false }
+            guard case NetworkError.deadlineExceeded(5) = error else { return false }
             return true
         }
         // and the exchange goes on for the later caller (issue 33: each caller's deadline is its own): it gets
