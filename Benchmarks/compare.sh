@@ -18,12 +18,24 @@
 #   own-allocations: <provider − floor> blocks     the same pair, heap blocks per request (issue 19: ≤ 15)
 #   storm-instructions: <expired ÷ valid>x         per call, storms of 1,000 concurrent calls through an
 #                                                  AuthInterceptor, the token expired (401s, one shared refresh,
-#                                                  resends) ÷ valid (issue 19: ≤ 1.50x); the probe fails unless
-#                                                  every expired storm refreshed exactly once
+#                                                  resends) ÷ valid; the probe fails unless every expired storm
+#                                                  refreshed exactly once. Reported only: issue 19's ≤ 1.50x target
+#                                                  is retired (issue 33), the raw floor measures ~1.84x here
 #   storm-floor-instructions: <expired ÷ valid>x   the same storms with no provider: raw code on the floor's transport
 #                                                  with the leanest correct single-flight refresh (what the storm
 #                                                  costs any client here)
 #   storm-own-instructions: <provider ÷ floor>x    an expired storm's call, the provider's against the raw floor's
+#                                                  (issue 33: ≤ 1.05x)
+#   coalesced-1000: <coalesced ÷ raw>x             per call, groups of 1,000 concurrent identical GETs sharing one
+#                                                  exchange (the probe fails unless each group made exactly one;
+#                                                  the line prints the count) ÷ one raw data(for:) request
+#                                                  (raw-sequential; issue 33: ≤ 0.15x)
+#   in-flight-10000: <KiB> KiB per queued call, <concurrent ÷ sequential>x instructions
+#                                                  10,000 concurrent calls (each its own path) against
+#                                                  Scheduling(maximumCallsPerHost: 6), the mock answering each after
+#                                                  5 ms: peak RSS growth per call (native run; issue 33: ≤ 4 KiB),
+#                                                  beside the same with no effective limit; and instructions per
+#                                                  call ÷ the same calls one at a time (issue 33: ≤ 1.10x)
 #   hostile-rss: <MiB> MiB                         peak RSS growth of one call while a hostile server on loopback
 #                                                  sends 1 GiB without a length (close-delimited) and the default
 #                                                  64 MiB limit stops it; release build, the worst of three runs,
@@ -140,6 +152,24 @@ headline storm-floor-instructions "$floor_storm_expired" "$(per_request instruct
   | sed 's/raw /valid /; s/per request/per raw call; one refresh per expired storm/'
 headline storm-own-instructions "$storm_expired" "$floor_storm_expired" instructions \
   | sed 's/raw /floor /; s/per request/per expired call/'
+
+# --- Scheduling (issue 33) --------------------------------------------------------------------------------
+# Coalescing: groups of 1,000 identical calls (1,000 and 3,000 calls: the difference is two groups), each call
+# against one raw request. A native run first gives the exchange count (the probe exits non-zero unless every
+# group made exactly one exchange, which stops this script).
+coalesced_exchanges="$("$probe" provider-coalesced 1000 | sed -n 's/^exchanges: \([0-9]*\).*/\1/p')"
+awk -v p="$(per_request instructions provider-coalesced 1000)" -v r="$raw_sequential" -v e="$coalesced_exchanges" \
+  'BEGIN { printf "coalesced-1000: %.3fx (%d instructions per call, raw %d per request; %d exchange for 1,000 identical calls)\n", p / r, p, r, e }'
+# Scale: 10,000 calls at once against a limit of 6 per host. Every in-flight run starts with the same warm-up
+# (64 concurrent and 8 sequential calls), which the run of 0 calls counts alone: the difference is the calls'.
+# One at a time, a call costs the same at any count, so 2,000 sequential calls stand for the 10,000.
+in_flight_start="$(instructions in-flight-concurrent 0)"
+in_flight_concurrent=$(( ($(instructions in-flight-concurrent 10000) - in_flight_start) / 10000 ))
+in_flight_sequential=$(( ($(instructions in-flight-sequential 2000) - in_flight_start) / 2000 ))
+in_flight_memory="$("$probe" in-flight-memory 10000 | sed -n 's/^in-flight-memory: \([0-9.]*\) KiB.*/\1/p')"
+unlimited_memory="$("$probe" in-flight-memory-unlimited 10000 | sed -n 's/^in-flight-memory: \([0-9.]*\) KiB.*/\1/p')"
+awk -v c="$in_flight_concurrent" -v s="$in_flight_sequential" -v m="$in_flight_memory" -v u="$unlimited_memory" \
+  'BEGIN { printf "in-flight-10000: %.2f KiB per queued call, %.3fx instructions (concurrent %d, sequential %d per call; limit 6 per host; with no limit %.2f KiB per call)\n", m, c / s, c, s, u }'
 
 # --- Memory under a hostile body -------------------------------------------------------------------------
 # IntegrationTests' MemoryProbe makes one call in a process of its own and prints its peak RSS growth as JSON;

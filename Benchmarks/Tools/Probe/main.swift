@@ -26,6 +26,7 @@
 //   floor-storm-expired, floor-storm-valid  the same storms with no provider: raw code on the floor's transport
 //                                           with the leanest correct single-flight refresh (RawTokens)
 //   outbox-memory                           <requests> mutations queued in an Outbox: peak RSS growth (OutboxMemory.swift)
+//   provider-coalesced, in-flight-*         issue 33's scheduling lines: see SchedulingModes.swift
 // compare.sh runs each mode twice (with N and 3N requests) and takes the difference, so that start-up
 // cancels out. `main` is synchronous and waits on a detached task: callgrind crashes on an async main here.
 import Dispatch
@@ -257,7 +258,8 @@ case "provider-cache-hit":
 case "floor-sequential":
     let client = FloorClient(configuration: server.makeConfiguration(), baseURL: mockBase, route: { server.route($0) })
     send = { try await client.user() }
-case "storm-expired", "storm-valid", "floor-storm-expired", "floor-storm-valid":
+case "storm-expired", "storm-valid", "floor-storm-expired", "floor-storm-valid", "provider-coalesced", "in-flight-concurrent",
+    "in-flight-sequential", "in-flight-memory", "in-flight-memory-unlimited":
     send = { throw Failure.status(0) }   // unused: a storm runs its own calls (below)
 case "raw-tcp":
     let client = RawClient(session: URLSession(configuration: .ephemeral), baseURL: tcpBase, route: { $0 })
@@ -275,7 +277,9 @@ nonisolated(unsafe) var failure: (any Error)?
 Task.detached { [prepare, check] in
     do {
         try await prepare()
-        if mode.hasPrefix("storm-") || mode.hasPrefix("floor-storm-") {
+        if try await runSchedulingMode(mode, count: count) {
+            // its own calls and checks (SchedulingModes.swift)
+        } else if mode.hasPrefix("storm-") || mode.hasPrefix("floor-storm-") {
             let valid = mode.hasSuffix("-valid")
             for _ in 0..<(count / stormSize) {
                 let api = MockAuthServer(accessTokenIsValid: valid)
