@@ -7,7 +7,8 @@
 //                                         group made exactly one, and prints the count
 //   in-flight-concurrent <n>              <n> concurrent calls, each to its own path (nothing to coalesce),
 //                                         through a provider with Scheduling(maximumCallsPerHost: 6); the mock
-//                                         answers each after 5 ms. 64 concurrent and 8 sequential calls warm up
+//                                         answers each after 5 ms, a deadline of a day (valgrind is slow).
+//                                         64 concurrent and 8 sequential calls warm up
 //                                         first, in every run of every in-flight mode
 //   in-flight-sequential <n>              the same calls one at a time, the same provider and server
 //   in-flight-memory <n>                  in-flight-concurrent run natively: prints the peak RSS growth of the
@@ -134,7 +135,9 @@ func runSchedulingMode(_ mode: String, count: Int) async throws -> Bool {
         let scheduling =
             mode == "in-flight-memory-unlimited"
             ? Scheduling(maximumCalls: 1 << 30, maximumCallsPerHost: 1 << 30) : Scheduling(maximumCallsPerHost: 6)
-        let provider = NetworkProvider(scheduling: scheduling, configuration: configuration)
+        // A day's deadline: under valgrind the queue drains ~50 times slower, and the default minute would end
+        // the last calls; the deadline is still watched for every call.
+        let provider = NetworkProvider(scheduling: scheduling, configuration: configuration, deadline: 86_400)
         @Sendable func call(_ index: Int) async throws {
             let id = try await provider.request(ItemEndpoint(baseURL: base, index: index), as: User.self).id
             if id != 1 { throw SchedulingFailure.wrongUser(id) }
