@@ -74,8 +74,16 @@ final class CurrentArrivals: @unchecked Sendable {
     private let lock = NSLock()
     private var value = Arrivals(expected: 0)
     var arrivals: Arrivals {
-        get { lock.lock(); defer { lock.unlock() }; return value }
-        set { lock.lock(); value = newValue; lock.unlock() }
+        get {
+            lock.lock()
+            defer { lock.unlock() }
+            return value
+        }
+        set {
+            lock.lock()
+            value = newValue
+            lock.unlock()
+        }
     }
 }
 
