@@ -4,7 +4,8 @@
 // Modes send the same GET + JSON decode either with raw `URLSession.data(for:)` + `JSONDecoder` (building
 // the URL from the base URL and path, as an app would) or through `NetworkProvider`:
 //   raw-sequential, provider-sequential     one after another, through the mock URLProtocol
-//   raw-concurrent, provider-concurrent     batches of 64 concurrent tasks, through the mock
+//   raw-concurrent, provider-concurrent     batches of 64 concurrent tasks, through the mock (the provider's with
+//                                           coalescing off, so that each of its calls is an exchange as each raw one is)
 //   raw-tcp, provider-tcp                   one after another, to a loopback server on <port>
 //   provider-plain                          provider-sequential with no interceptor at all (the mock's routing
 //                                           header comes from the configuration): an app's provider, for the
@@ -42,6 +43,15 @@ import SharedFixtures
 struct UserEndpoint: Endpoint {
     let baseURL: URL
     var path: String { "/users/1" }
+}
+
+/// `UserEndpoint` with coalescing off: provider-concurrent's 64 identical calls at once each make their own
+/// exchange, as raw-concurrent's do (with coalescing they would share one, and the line would compare one
+/// exchange per batch with 64).
+struct UncoalescedUserEndpoint: Endpoint {
+    let baseURL: URL
+    var path: String { "/users/1" }
+    var coalescesIdenticalCalls: Bool? { false }
 }
 
 enum Failure: Error {
@@ -239,9 +249,12 @@ switch mode {
 case "raw-sequential", "raw-concurrent":
     let client = RawClient(session: URLSession(configuration: server.makeConfiguration()), baseURL: mockBase, route: { server.route($0) })
     send = { try await client.user() }
-case "provider-sequential", "provider-concurrent", "provider-nodeadline":
+case "provider-sequential", "provider-nodeadline":
     let provider = server.makeProvider(deadline: mode == "provider-nodeadline" ? .infinity : NetworkProvider.defaultDeadline)
     send = { try await provider.request(UserEndpoint(baseURL: mockBase), as: User.self) }
+case "provider-concurrent":
+    let provider = server.makeProvider()
+    send = { try await provider.request(UncoalescedUserEndpoint(baseURL: mockBase), as: User.self) }
 case "provider-plain":
     // The routing header from the configuration (the provider moves it onto every request it builds), so the
     // provider has no interceptor at all, as in an app that sets none: what own-instructions compares.

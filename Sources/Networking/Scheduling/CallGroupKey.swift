@@ -20,6 +20,11 @@ import Foundation
 /// - The endpoint: its type, statuses, size limit, cache policy, offline behaviour, priority and whether
 ///   it requires authentication; whether it names a redirect behaviour or an envelope (closures, which
 ///   cannot be compared: an endpoint type is taken to name the same ones for the same request).
+///
+/// Hashed once, when made: the groups' dictionary hashes a key on every look-up, insertion and removal,
+/// and hashing every field (a set of a hundred statuses is a hundred hashes) each time cost a call more
+/// than the rest of the key. The stored hash mixes the fields that tell calls apart in practice (the set
+/// and the dictionary by their size only); equality still compares every field.
 struct CallGroupKey: Hashable, @unchecked Sendable {
     // @unchecked: ObjectIdentifier, strings, sets and CachePolicy are values; nothing here is mutated.
     let method: String
@@ -37,6 +42,8 @@ struct CallGroupKey: Hashable, @unchecked Sendable {
     let requiresAuthentication: Bool
     let namesRedirectBehavior: Bool
     let namesEnvelope: Bool
+    /// The hash of the fields above, computed once (see the type's comment).
+    private let hash: Int
 
     /// The key of `request`, built by `endpoint` with no body, sent for `account` (the partition and epoch
     /// of the ``AccountStamp``; `(nil, 0)` when not authenticated); `nil` for a method other than `GET` and
@@ -64,5 +71,29 @@ struct CallGroupKey: Hashable, @unchecked Sendable {
         self.requiresAuthentication = endpoint.requiresAuthentication
         self.namesRedirectBehavior = endpoint.redirectBehavior != nil
         self.namesEnvelope = endpoint.envelope != nil
+        var hasher = Hasher()
+        hasher.combine(self.url)
+        hasher.combine(self.method)
+        hasher.combine(headers.count)
+        hasher.combine(self.account)
+        hasher.combine(accountEpoch)
+        hasher.combine(endpointType)
+        hasher.combine(acceptableStatusCodes.count)
+        hasher.combine(priority)
+        self.hash = hasher.finalize()
+    }
+
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.hash == rhs.hash && lhs.url == rhs.url && lhs.method == rhs.method && lhs.headers == rhs.headers
+            && lhs.timeout == rhs.timeout && lhs.account == rhs.account && lhs.accountEpoch == rhs.accountEpoch
+            && lhs.endpointType == rhs.endpointType && lhs.acceptableStatusCodes == rhs.acceptableStatusCodes
+            && lhs.maximumResponseSize == rhs.maximumResponseSize && lhs.cachePolicy == rhs.cachePolicy
+            && lhs.offlineBehavior == rhs.offlineBehavior && lhs.priority == rhs.priority
+            && lhs.requiresAuthentication == rhs.requiresAuthentication && lhs.namesRedirectBehavior == rhs.namesRedirectBehavior
+            && lhs.namesEnvelope == rhs.namesEnvelope
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(hash)
     }
 }

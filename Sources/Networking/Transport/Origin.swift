@@ -11,15 +11,20 @@ public struct Origin: Hashable, Sendable, CustomStringConvertible {
 
     /// The origin of `url`.
     public init(_ url: URL) {
-        let scheme = url.scheme?.lowercased() ?? ""
+        let scheme = url.scheme.map(Self.lowercased) ?? ""
         self.scheme = scheme
-        self.host = url.host?.lowercased() ?? ""
+        self.host = url.host.map(Self.lowercased) ?? ""
         self.port = url.port ?? Self.defaultPort(for: scheme)
     }
 
     /// The origin as `scheme://host:port`: the port is shown even when it is the scheme's default, and left out only when unknown.
     public var description: String {
         "\(scheme)://\(host)" + (port.map { ":\($0)" } ?? "")
+    }
+
+    /// `text` lower-cased; itself when it is ASCII without capitals (the usual case: no new string).
+    private static func lowercased(_ text: String) -> String {
+        text.utf8.allSatisfy({ $0 < 0x80 && !(0x41...0x5A).contains($0) }) ? text : text.lowercased()
     }
 
     private static func defaultPort(for scheme: String) -> Int? {
