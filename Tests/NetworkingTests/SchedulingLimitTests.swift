@@ -103,7 +103,22 @@ struct SchedulingLimitTests {
         for call in calls { _ = try await call.value }
         let sent = server.requests.dropFirst().map { String($0.path.dropFirst("/v1/".count)) }
         #expect(sent == ["high-1", "high-2", "normal-1", "normal-2", "low-1", "low-2"])
-        #expect(RequestPriority.allCases.map(\.taskPriority) == [URLSessionTask.lowPriority, URLSessionTask.defaultPriority, URLSessionTask.highPriority])
+    }
+
+    @Test("a call's priority reaches its URLSessionTask: high and low set URLSessionTask's, normal leaves the default")
+    func priorityReachesTheTask() async throws {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.protocolClasses = [PriorityRecordingProtocol.self]
+        let test = UUID().uuidString
+        configuration.httpAdditionalHeaders = [PriorityRecordingProtocol.testHeader: test]
+        let provider = NetworkProvider(scheduling: Scheduling(maximumCallsPerHost: 1), configuration: configuration)
+        for priority in RequestPriority.allCases {
+            _ = try await provider.response(ScheduledCall("\(priority)", priority: priority))
+        }
+        #expect(
+            PriorityRecordingProtocol.priorities(of: test) == [
+                "/v1/low": URLSessionTask.lowPriority, "/v1/normal": URLSessionTask.defaultPriority, "/v1/high": URLSessionTask.highPriority,
+            ])
     }
 
     @Test("a priority does not overtake calls already sent, and a free slot is taken at once whatever waits for other hosts")
@@ -121,4 +136,51 @@ struct SchedulingLimitTests {
         held.release()
         _ = try await (blocker.value, waiting.value)
     }
+}
+
+/// Answers every request with 200 and notes the priority of the `URLSessionTask` that sent it, per test
+/// (the ``testHeader`` names the test: tests run in parallel).
+final class PriorityRecordingProtocol: URLProtocol {
+    static let testHeader = "X-Priority-Test"
+    fileprivate static let lock = NSLock()
+    nonisolated(unsafe) fileprivate static var seen: [String: [String: Float]] = [:]
+
+    /// The priorities seen for the test `test`, by path.
+    static func priorities(of test: String) -> [String: Float] {
+        lock.lock()
+        defer { lock.unlock() }
+        return seen[test] ?? [:]
+    }
+
+    override class func canInit(with request: URLRequest) -> Bool { true }
+    override class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
+
+    override func startLoading() {
+        let answer = Answer(protocol: self, test: request.value(forHTTPHeaderField: Self.testHeader), url: request.url ?? URL(fileURLWithPath: "/"))
+        // Not from startLoading: it runs on the task's queue, which `URLSessionTask.priority` syncs onto in corelibs.
+        DispatchQueue.global().async { answer.send() }
+    }
+
+    /// Notes the task's priority and answers 200, from another queue.
+    private struct Answer: @unchecked Sendable {
+        // @unchecked: the protocol and its task are used once, after startLoading returned, as URLSession expects.
+        let `protocol`: URLProtocol
+        let test: String?
+        let url: URL
+
+        func send() {
+            if let test, let priority = `protocol`.task?.priority {
+                PriorityRecordingProtocol.lock.lock()
+                PriorityRecordingProtocol.seen[test, default: [:]][url.path] = priority
+                PriorityRecordingProtocol.lock.unlock()
+            }
+            if let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:]) {
+                `protocol`.client?.urlProtocol(`protocol`, didReceive: response, cacheStoragePolicy: .notAllowed)
+            }
+            `protocol`.client?.urlProtocol(`protocol`, didLoad: Data())
+            `protocol`.client?.urlProtocolDidFinishLoading(`protocol`)
+        }
+    }
+
+    override func stopLoading() {}
 }

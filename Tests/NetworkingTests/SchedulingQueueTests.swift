@@ -60,6 +60,26 @@ struct SchedulingQueueTests {
         #expect(server.requests(.get, "/v1/items").isEmpty)
     }
 
+    @Test("a waiter that leaves on its way to the queue (cancelled between the look for a free slot and the enqueue) is never queued")
+    func leftWhileArriving() async throws {
+        let slots = CallSlots(Scheduling(maximumCallsPerHost: 1))
+        let origin = Origin(URL(string: "https://api.example.com/")!)
+        let held = try #require(slots.take(origin))
+        let waiter = SlotWaiter(priority: .normal, slots: slots, deadlineSeconds: 60)
+        slots.abandon(waiter, because: .cancelled)   // the cancellation handler ran first: the waiter is still arriving
+        var queued = true
+        await #expect(throws: NetworkError.cancelled) {
+            _ = try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<HostLine, any Error>) in
+                queued = slots.enqueue(waiter, for: origin, continuation: continuation)
+            }
+        }
+        #expect(!queued)
+        #expect(slots.waitingCount == 0 && slots.inFlightCount == 1)
+        slots.release(held)   // nobody waits for it
+        #expect(slots.waitingCount == 0 && slots.inFlightCount == 0)
+        #expect(slots.take(origin) != nil)
+    }
+
     @Test("hundreds of queued calls cancelled: each ends, none is sent, the queue is empty and the next call goes")
     func cancelMany() async throws {
         let (provider, blocker) = try await busyProvider()
