@@ -180,6 +180,9 @@ public final class NetworkProvider: NetworkProviding {
         // On Linux the queue also holds URLSession back while too many callbacks wait (see BackpressureQueue).
         let callbacks = SessionDelegateQueue.make(on: callbackQueue)
         let configuration = (configuration.copy() as? URLSessionConfiguration) ?? configuration   // the caller's stays as it is
+        // Never fewer connections per host than requests the provider sends at once to one: the rest would
+        // wait inside URLSession with their idle timeout running (see Docs/Limits.md).
+        configuration.httpMaximumConnectionsPerHost = max(configuration.httpMaximumConnectionsPerHost, scheduling.maximumCallsPerHost)
         let additionalHeaders = Self.fieldValues(of: configuration.httpAdditionalHeaders)
         self.additionalHeaders = additionalHeaders
         configuration.httpAdditionalHeaders = nil

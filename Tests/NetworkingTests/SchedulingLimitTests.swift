@@ -136,6 +136,18 @@ struct SchedulingLimitTests {
         held.release()
         _ = try await (blocker.value, waiting.value)
     }
+
+    @Test("the session opens at least maximumCallsPerHost connections to a host: no request sent waits inside URLSession")
+    func sessionConnectionLimitCoversPerHostLimit() {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = 4   // iOS's own default for HTTP/1.1
+        let provider = NetworkProvider(scheduling: Scheduling(), configuration: configuration)
+        #expect(provider.urlSession.configuration.httpMaximumConnectionsPerHost == provider.scheduling.maximumCallsPerHost)
+        #expect(configuration.httpMaximumConnectionsPerHost == 4)   // the caller's configuration stays as it is
+        let roomy = URLSessionConfiguration.ephemeral
+        roomy.httpMaximumConnectionsPerHost = 12
+        #expect(NetworkProvider(scheduling: Scheduling(), configuration: roomy).urlSession.configuration.httpMaximumConnectionsPerHost == 12)
+    }
 }
 
 /// Answers every request with 200 and notes the priority of the `URLSessionTask` that sent it, per test

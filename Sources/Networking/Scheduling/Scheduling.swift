@@ -14,10 +14,11 @@ public struct Scheduling: Sendable, Equatable {
     public static let defaultMaximumCalls = 64
     /// The default limit on requests in flight at once to one host (scheme, host and port): 6, what every
     /// browser opens to one host over HTTP/1.1 and URLSession's own `httpMaximumConnectionsPerHost` on macOS
-    /// (OkHttp allows 5, AsyncHTTPClient 8). At or near URLSession's connection limit, a request the provider
-    /// hands over finds a connection at once instead of queueing again inside URLSession, where its idle
-    /// timeout would run. Lower it to 4 for an HTTP/1.1 API on iOS (URLSession's limit there); raise it for
-    /// an API that speaks HTTP/2 or HTTP/3, whose one connection carries many requests at once.
+    /// (OkHttp allows 5, AsyncHTTPClient 8). The provider's session opens at least ``maximumCallsPerHost``
+    /// connections to a host (it raises a lower `httpMaximumConnectionsPerHost`, such as iOS's 4 for
+    /// HTTP/1.1), so a request it hands over finds a connection at once instead of queueing again inside
+    /// URLSession, where its idle timeout would run. Raise it for an API that speaks HTTP/2 or HTTP/3,
+    /// whose one connection carries many requests at once.
     public static let defaultMaximumCallsPerHost = 6
 
     /// The scheduling a provider uses unless it is given another: ``defaultMaximumCalls`` in all,
