@@ -9,12 +9,14 @@ import Foundation
 /// passed.
 ///
 /// A timer source per attempt cost 9,100 instructions a request (a fifth of the provider's whole
-/// overhead over raw URLSession); here an attempt costs a lock and a dictionary insert and removal. The
-/// timer ticks every ``tick`` while attempts are watched, so a deadline is enforced at most that late,
-/// and stops after ``idleTicksBeforeStopping`` ticks with nothing to watch (no wake-ups for an idle app).
+/// overhead over raw URLSession); here an attempt costs a lock, a dictionary insert and removal and a
+/// heap insert (``ExpiryHeap``). The timer ticks every ``tick`` while attempts are watched, so a deadline
+/// is enforced at most that late, and stops after ``idleTicksBeforeStopping`` ticks with nothing to watch
+/// (no wake-ups for an idle app). A tick with nothing due looks at the earliest expiry only, however
+/// many attempts are watched (calls queued under the ``Scheduling`` limits are watched too).
 /// `package`: the test kit's mock times out its loads with one too.
 package final class AttemptWatch: @unchecked Sendable {
-    // @unchecked: `watched`, `timer` and `idleTicks` are guarded by `lock`.
+    // @unchecked: `watched`, `expiries`, `timer` and `idleTicks` are guarded by `lock`.
 
     /// How often the watched attempts are checked: 0.1 s.
     static let tick = DispatchTimeInterval.milliseconds(100)
@@ -31,6 +33,8 @@ package final class AttemptWatch: @unchecked Sendable {
 
     private let lock = NSLock()
     private var watched: [ObjectIdentifier: Entry] = [:]
+    /// The expiries of `watched`, earliest first, and of some attempts no longer watched (dropped lazily).
+    private var expiries = ExpiryHeap()
     private var timer: DispatchSourceTimer?
     private var idleTicks = 0
 
@@ -46,7 +50,13 @@ package final class AttemptWatch: @unchecked Sendable {
         guard let expiry else { return }
         lock.lock()
         defer { lock.unlock() }
-        watched[ObjectIdentifier(target)] = Entry(expiry: expiry.uptimeNanoseconds, target: target)
+        let key = ObjectIdentifier(target)
+        watched[key] = Entry(expiry: expiry.uptimeNanoseconds, target: target)
+        if expiries.count >= 64, expiries.count > 2 * watched.count {   // mostly unwatched: amortised O(log n)
+            expiries.rebuild(from: watched.map { ExpiryHeap.Entry(expiry: $0.value.expiry, key: $0.key) })
+        } else {
+            expiries.insert(ExpiryHeap.Entry(expiry: expiry.uptimeNanoseconds, key: key))
+        }
         idleTicks = 0
         if timer == nil { startTimer() }
     }
@@ -56,6 +66,7 @@ package final class AttemptWatch: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         watched[ObjectIdentifier(target)] = nil
+        if watched.isEmpty { expiries.removeAll() }
     }
 
     /// Call with `lock` held.
@@ -70,8 +81,15 @@ package final class AttemptWatch: @unchecked Sendable {
     private func check() {
         let now = DispatchTime.now().uptimeNanoseconds
         lock.lock()
-        let due = watched.filter { $0.value.expiry <= now }
-        for key in due.keys { watched[key] = nil }
+        var due: [any Watched] = []
+        while let first = expiries.first, first.expiry <= now {
+            expiries.removeFirst()
+            // Still watched with this expiry (not an attempt that ended, nor one watched again since).
+            if let entry = watched[first.key], entry.expiry == first.expiry {
+                watched[first.key] = nil
+                due.append(entry.target)
+            }
+        }
         if watched.isEmpty {
             idleTicks += 1
             if idleTicks >= Self.idleTicksBeforeStopping {
@@ -81,7 +99,7 @@ package final class AttemptWatch: @unchecked Sendable {
             }
         }
         lock.unlock()
-        for entry in due.values { entry.target.expire() }
+        for target in due { target.expire() }
     }
 }
 
