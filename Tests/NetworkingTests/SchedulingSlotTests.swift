@@ -117,4 +117,34 @@ struct SchedulingSlotTests {
         let next = try await provider.response(ScheduledCall())
         #expect(next.report.queueWait == 0)
     }
+
+    @Test("a redirect hop keeps its call's place in the queue: it goes before the calls queued after its call (RFC 9110 §15.4)")
+    func redirectHopKeepsItsPlace() async throws {
+        let held = HeldAnswers()
+        held.stub(server, "/v1/held")
+        server.stub(.get, "/v1/hop", .status(302, headers: ["Location": "https://api.example.com/v1/target"]))
+        server.stub { request in .json(["path": request.path]) }
+        let provider = makeScheduledProvider(server, Scheduling(maximumCallsPerHost: 1))
+        let blocker = Task { try await provider.response(ScheduledCall("held")) }
+        _ = try await server.nextRequest(matching: .get, "/v1/held")
+        let redirected = Task { try await provider.response(ScheduledCall("hop")) }
+        await waitUntilQueued(1, in: provider)
+        var others: [Task<Response, any Error>] = []
+        for index in 0..<5 {
+            others.append(Task { try await provider.response(ScheduledCall("other-\(index)")) })
+            await waitUntilQueued(index + 2, in: provider)
+        }
+        held.release()
+        _ = try await blocker.value
+        _ = try await redirected.value
+        for other in others { _ = try await other.value }
+        let sent = server.requests.map(\.path)
+        let hop = try #require(sent.firstIndex(of: "/v1/hop"))
+        let target = try #require(sent.firstIndex(of: "/v1/target"))
+        // The hop's own 302 gave its slot back to the call first in the queue (other-0) before the hop could ask
+        // again: the hop waits for that one exchange, not for the four calls queued after its call (at the back
+        // of the queue, it was sent last).
+        #expect(target <= hop + 2, "sent: \(sent)")
+        #expect(sent.suffix(4) == ["/v1/other-1", "/v1/other-2", "/v1/other-3", "/v1/other-4"], "sent: \(sent)")
+    }
 }

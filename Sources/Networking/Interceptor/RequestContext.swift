@@ -28,6 +28,11 @@ public final class RequestContext: @unchecked Sendable {
     /// How long the call waited for a free slot under the provider's ``Scheduling`` limits, in seconds
     /// (see ``CallReport/queueWait``). Written and read only by the call's own task.
     var queueWait: TimeInterval = 0
+    /// The call's place in the queue of the provider's ``Scheduling`` limits among the calls of its
+    /// priority: taken by its first exchange, kept by its later ones (redirect hops, retries, a resend
+    /// after a refresh), so that they do not wait behind the calls that came after it; 0 before. Written
+    /// and read only by the call's own task.
+    var queueArrival: UInt64 = 0
     private var lock: NSLock { Self.lock }
     private static let lock = NSLock()
     private var _retryCount = 0

@@ -26,7 +26,8 @@ final class CallSlots: @unchecked Sendable {
     private var hosts: [Origin: HostLine] = [:]
     /// The origins with calls waiting: the only ones a freed slot can go to.
     private var queuedHosts: [HostLine] = []
-    /// The arrival number of the last call queued: the order within a priority.
+    /// The arrival number of the last call: the order within a priority. A call takes one at its first
+    /// exchange and keeps it for its later ones (``RequestContext/queueArrival``).
     private var arrivals: UInt64 = 0
     /// How many origins ``hosts`` may hold before the idle ones are dropped.
     private var sweepThreshold = CallSlots.minimumSweepThreshold
@@ -40,10 +41,14 @@ final class CallSlots: @unchecked Sendable {
     /// Takes a slot for a request to `origin` if one is free, or whatever the limits when
     /// `bypassingLimits` (a token refresh); returns the origin's line (to give the slot back to), or `nil`
     /// when it took none. Calls that wait are never overtaken: while a slot is free for an origin, none of
-    /// its calls waits.
-    func take(_ origin: Origin, bypassingLimits: Bool = false) -> HostLine? {
+    /// its calls waits. The first exchange of `context`'s call gives it its arrival number.
+    func take(_ origin: Origin, for context: RequestContext? = nil, bypassingLimits: Bool = false) -> HostLine? {
         lock.lock()
         defer { lock.unlock() }
+        if let context, context.queueArrival == 0 {
+            arrivals += 1
+            context.queueArrival = arrivals
+        }
         let line = self.line(for: origin)
         guard bypassingLimits || (inFlight < maximumCalls && line.inFlight < maximumCallsPerHost) else { return nil }
         inFlight += 1
@@ -71,8 +76,10 @@ final class CallSlots: @unchecked Sendable {
             continuation.resume(returning: line)
             return false
         }
-        arrivals += 1
-        waiter.arrival = arrivals
+        if waiter.arrival == 0 {   // a waiter made without a call (the tests')
+            arrivals += 1
+            waiter.arrival = arrivals
+        }
         waiter.continuation = continuation
         waiter.line = line
         waiter.state = .queued

@@ -19,9 +19,17 @@ final class HostLine: @unchecked Sendable {
     /// Whether nothing of this origin is in flight or waiting.
     var isIdle: Bool { inFlight == 0 && waiting == 0 }
 
-    /// Queues `waiter` at the end of its priority's line.
+    /// Queues `waiter` in its priority's line, by arrival: at the end, unless it is a later exchange of a
+    /// call that arrived before some of those waiting (a redirect hop, a retry), which goes before them.
     func append(_ waiter: SlotWaiter) {
-        lines[waiter.priority.rawValue].append(waiter)
+        let index = waiter.priority.rawValue
+        var position = lines[index].count
+        while position > heads[index], lines[index][position - 1].arrival > waiter.arrival { position -= 1 }
+        if position == lines[index].count {
+            lines[index].append(waiter)
+        } else {
+            lines[index].insert(waiter, at: position)
+        }
         waiting += 1
     }
 

@@ -15,9 +15,12 @@ extension NetworkProvider {
     /// A token refresh never waits: its request takes a slot at once, over the limits if need be, since
     /// the calls holding the slots may be the very calls waiting for it. It still counts, so the others
     /// wait until the provider is back under its limits.
+    ///
+    /// The call keeps its place in the queue across its exchanges: the first takes an arrival number
+    /// (``RequestContext/queueArrival``), which its redirect hops, retries and resends reuse.
     func takeSlot(for request: URLRequest, context: RequestContext, deadline: Deadline) async throws -> CallSlot {
         let origin = request.url.map(Origin.init) ?? Self.unknownOrigin
-        if let line = slots.take(origin) { return CallSlot(line: line, slots: slots) }
+        if let line = slots.take(origin, for: context) { return CallSlot(line: line, slots: slots) }
         let refreshes = context.refreshing != nil || RefreshRun.current?.isRunning == true
         if refreshes, let line = slots.take(origin, bypassingLimits: true) { return CallSlot(line: line, slots: slots) }
         return CallSlot(line: try await waitForSlot(origin, context: context, deadline: deadline), slots: slots)
@@ -28,7 +31,8 @@ extension NetworkProvider {
     private func waitForSlot(_ origin: Origin, context: RequestContext, deadline: Deadline) async throws -> HostLine {
         if deadline.hasPassed { throw deadline.exceeded }
         let started = DispatchTime.now()
-        let waiter = SlotWaiter(priority: context.endpoint.priority, slots: slots, deadlineSeconds: deadline.seconds)
+        let waiter = SlotWaiter(
+            priority: context.endpoint.priority, arrival: context.queueArrival, slots: slots, deadlineSeconds: deadline.seconds)
         let (slots, events) = (self.slots, self.events)
         attemptWatch.watch(waiter, until: deadline.expiry)
         defer { attemptWatch.unwatch(waiter) }

@@ -22,13 +22,16 @@ final class SlotWaiter: WatchedAttempt, @unchecked Sendable {
     /// The call's deadline, in seconds, for the error its passing throws.
     private let deadlineSeconds: TimeInterval
     var state = State.arriving
-    var arrival: UInt64 = 0
+    /// Its call's place among the calls of its priority (``RequestContext/queueArrival``); 0 until queued
+    /// when it has none yet.
+    var arrival: UInt64
     var continuation: UnsafeContinuation<HostLine, any Error>?
     /// The line it waits in, while it does.
     var line: HostLine?
 
-    init(priority: RequestPriority, slots: CallSlots, deadlineSeconds: TimeInterval) {
+    init(priority: RequestPriority, arrival: UInt64 = 0, slots: CallSlots, deadlineSeconds: TimeInterval) {
         self.priority = priority
+        self.arrival = arrival
         self.slots = slots
         self.deadlineSeconds = deadlineSeconds
     }
