@@ -90,4 +90,37 @@ struct SchedulingRefreshTests {
         #expect(try await call.value.statusCode == 200)
         #expect(api.refreshCount == 1)
     }
+
+    @Test("calls made from tasks the refresh closure starts wait under the limits: only the refresh's own request goes past them")
+    func refreshTreeKeepsTheLimits() async throws {
+        let api = MockAuthServer()
+        let meter = ConcurrencyMeter()
+        api.mock.stub(.get, "/v1/side") { _ in
+            meter.enter("side")
+            defer { meter.leave("side") }
+            try await Task.sleep(nanoseconds: 50_000_000)   // long enough for unlimited calls to overlap
+            return .json(["ok": true])
+        }
+        let baseURL = api.baseURL
+        let box = ProviderBox()
+        let expiring = Credential(accessToken: "access-0", refreshToken: "refresh-0", expiresAt: Date().addingTimeInterval(5))
+        let auth = AuthInterceptor(baseURL: baseURL, store: InMemoryCredentialStore(expiring)) { credential, network in
+            // The app warms a few things in parallel while it refreshes: calls that are not the refresh's.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<10 { group.addTask { _ = try await box.provider?.response(ScheduledCall("side")) } }
+                try await group.waitForAll()
+            }
+            let tokens = try await network.request(
+                MockAuthServer.RefreshEndpoint(baseURL: baseURL, refreshToken: credential.refreshToken), as: MockAuthServer.Tokens.self)
+            return Credential(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken)
+        }
+        let provider = NetworkProvider(
+            scheduling: Scheduling(maximumCalls: 1, maximumCallsPerHost: 1), configuration: api.mock.makeConfiguration(basedOn: .ephemeral),
+            interceptor: Interceptor(adapters: [auth], retriers: [auth]))
+        box.provider = provider
+        _ = try await provider.response(api.resource("/me"))   // refreshes first: the token expires within the leeway
+        #expect(api.mock.requests(.get, "/v1/side").count == 10)
+        #expect(meter.peak("side") == 1)
+        #expect(provider.slots.inFlightCount == 0 && provider.slots.waitingCount == 0)
+    }
 }

@@ -57,6 +57,16 @@ final class RefreshRun: @unchecked Sendable {
         return running
     }
 
+    /// Whether the current task is the refresh's own task and the refresh still runs: a call it sends is
+    /// the refresh's request (see ``NetworkProvider/takeSlot(for:context:deadline:)``). Not a task
+    /// started inside the refresh closure: those may send anything.
+    var isCurrentTaskRefreshing: Bool {
+        let current = withUnsafeCurrentTask { $0?.hashValue }
+        lock.lock()
+        defer { lock.unlock() }
+        return running && current != nil && current == task
+    }
+
     /// Notes how a call made in the scope ended, if it is one of the refresh's own (see above): `status`
     /// is that of the response the provider did not accept, or `nil` for a success or a failure without
     /// a response.

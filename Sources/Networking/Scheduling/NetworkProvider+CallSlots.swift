@@ -12,16 +12,18 @@ extension NetworkProvider {
     /// deadline is the caller's budget and counts in the queue. The request's idle timeout does not: it
     /// starts with the task, after the wait.
     ///
-    /// A token refresh never waits: its request takes a slot at once, over the limits if need be, since
-    /// the calls holding the slots may be the very calls waiting for it. It still counts, so the others
-    /// wait until the provider is back under its limits.
+    /// A token refresh never waits: its request (sent through the `network` its closure receives, or from
+    /// the refresh's own task) takes a slot at once, over the limits if need be, since the calls holding
+    /// the slots may be the very calls waiting for it. It still counts, so the others wait until the
+    /// provider is back under its limits. Calls from tasks the refresh closure starts are not its request:
+    /// they wait like any call (no slot is held while a call waits for a refresh, so they cannot deadlock).
     ///
     /// The call keeps its place in the queue across its exchanges: the first takes an arrival number
     /// (``RequestContext/queueArrival``), which its redirect hops, retries and resends reuse.
     func takeSlot(for request: URLRequest, context: RequestContext, deadline: Deadline) async throws -> CallSlot {
         let origin = request.url.map(Origin.init) ?? Self.unknownOrigin
         if let line = slots.take(origin, for: context) { return CallSlot(line: line, slots: slots) }
-        let refreshes = context.refreshing != nil || RefreshRun.current?.isRunning == true
+        let refreshes = context.refreshing != nil || RefreshRun.current?.isCurrentTaskRefreshing == true
         if refreshes, let line = slots.take(origin, bypassingLimits: true) { return CallSlot(line: line, slots: slots) }
         return CallSlot(line: try await waitForSlot(origin, context: context, deadline: deadline), slots: slots)
     }
