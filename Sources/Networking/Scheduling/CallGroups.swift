@@ -63,8 +63,19 @@ final class CallGroups: @unchecked Sendable {
         lock.lock()
         let ended = group.ended
         if !ended { group.exchange = exchange }
+        group.slotWaiter = nil   // its wait, if it had one, is over
         lock.unlock()
         if ended { exchange.cancel() }
+    }
+
+    /// `group` waits for the slot of its exchange's first request with `waiter` (no task yet): the last
+    /// caller to leave takes it out of the queue; at once when every caller left meanwhile.
+    func queue(_ waiter: SlotWaiter, for group: CallGroup) {
+        lock.lock()
+        let ended = group.ended
+        if !ended, group.exchange == nil { group.slotWaiter = waiter }
+        lock.unlock()
+        if ended { waiter.cancel() }
     }
 
     /// `waiter` leaves with `error` (cancelled, or its deadline passed): resumed at once unless it already
@@ -77,17 +88,19 @@ final class CallGroups: @unchecked Sendable {
             return
         }
         waiter.continuation = nil
-        var cancelled: Task<Void, Never>?
+        var (cancelled, queued): (Task<Void, Never>?, SlotWaiter?) = (nil, nil)
         if let group = waiter.group {
             group.waiters[ObjectIdentifier(waiter)] = nil
             if group.waiters.isEmpty, !group.ended {
                 group.ended = true
                 if groups[group.key] === group { groups[group.key] = nil }
-                cancelled = group.exchange
+                (cancelled, queued) = (group.exchange, group.slotWaiter)
+                group.slotWaiter = nil
             }
         }
         lock.unlock()
         cancelled?.cancel()
+        queued?.cancel()   // out of the queue at once; its exchange's task starts only to end
         continuation.resume(throwing: error)
     }
 
@@ -126,6 +139,9 @@ final class CallGroup: @unchecked Sendable {
     /// The latest deadline among its callers so far: the exchange's ``Deadline/callers``.
     let callers: LatestDeadline
     var exchange: Task<Void, Never>?
+    /// The waiter for the slot of the exchange's first request, while the group waits in the queue
+    /// before its exchange has a task (see ``NetworkProvider/takesSlotFirst(_:built:interceptor:)``).
+    var slotWaiter: SlotWaiter?
     /// Every caller left, or the outcome was handed out.
     var ended = false
 

@@ -9,7 +9,7 @@ import Foundation
 /// its own host, and a call waiting for a retry delay or a token refresh holds none.
 ///
 /// Cheap by construction: taking a free slot is a lock, a look-up of its origin and two counters, giving
-/// it back a lock and two counters; a waiter is one object and one continuation (no task of its own),
+/// it back a lock and two counters; a waiter is one object and one continuation or callback (no task of its own),
 /// queued in O(1), granted after a look at the first waiter of each origin with waiters, and removed in
 /// O(1) when it leaves early (marked, then dropped when it reaches the head, or with others once the dead
 /// outnumber the living).
@@ -61,10 +61,18 @@ final class CallSlots: @unchecked Sendable {
     /// waiter was queued: not when a slot was free by now (resumed at once), nor when the waiter left
     /// before it was queued.
     func enqueue(_ waiter: SlotWaiter, for origin: Origin, continuation: UnsafeContinuation<HostLine, any Error>) -> Bool {
+        enqueue(waiter, for: origin, resumption: .task(continuation))
+    }
+
+    /// Queues `waiter` for a slot of `origin`, to be resumed by `resumption` (see
+    /// ``enqueue(_:for:continuation:)``), which may be resumed before this returns. `whenQueued` is called
+    /// (with the lock held: it must be short and take no lock of ours) once the waiter is queued, before
+    /// anything can resume it.
+    func enqueue(_ waiter: SlotWaiter, for origin: Origin, resumption: SlotWaiter.Resumption, whenQueued: (() -> Void)? = nil) -> Bool {
         lock.lock()
         if let reason = waiter.leftBecause {
             lock.unlock()
-            continuation.resume(throwing: reason)
+            resumption.resume(with: .failure(reason))
             return false
         }
         let line = self.line(for: origin)
@@ -73,18 +81,20 @@ final class CallSlots: @unchecked Sendable {
             line.inFlight += 1
             waiter.state = .granted
             lock.unlock()
-            continuation.resume(returning: line)
+            resumption.resume(with: .success(line))
             return false
         }
         if waiter.arrival == 0 {   // a waiter made without a call (the tests')
             arrivals += 1
             waiter.arrival = arrivals
         }
-        waiter.continuation = continuation
+        waiter.resumption = resumption
+        waiter.wasQueued = true
         waiter.line = line
         waiter.state = .queued
         line.append(waiter)
         if line.waiting == 1 { queuedHosts.append(line) }
+        whenQueued?()
         lock.unlock()
         return true
     }
@@ -98,8 +108,8 @@ final class CallSlots: @unchecked Sendable {
             waiter.state = .left(reason)   // ``enqueue`` throws it
             lock.unlock()
         case .queued:
-            let continuation = waiter.continuation
-            waiter.continuation = nil
+            let resumption = waiter.resumption
+            waiter.resumption = nil
             waiter.state = .left(reason)
             if let line = waiter.line {
                 line.remove(waiter)
@@ -107,7 +117,7 @@ final class CallSlots: @unchecked Sendable {
             }
             waiter.line = nil
             lock.unlock()
-            continuation?.resume(throwing: reason)
+            resumption?.resume(with: .failure(reason))
         case .granted, .left:
             lock.unlock()
         }
@@ -121,7 +131,7 @@ final class CallSlots: @unchecked Sendable {
         line.inFlight -= 1
         let next = queuedHosts.isEmpty ? nil : grantNext()
         lock.unlock()
-        if let next { next.continuation.resume(returning: next.line) }
+        if let next { next.resumption.resume(with: .success(next.line)) }
     }
 
     /// How many calls wait for a slot (for tests).
@@ -139,9 +149,9 @@ final class CallSlots: @unchecked Sendable {
     }
 
     /// The waiter that takes the freed slot: the highest priority, then the earliest arrival, among the
-    /// origins under their own limit; its continuation and line, to resume once the lock is released.
-    /// Call with `lock` held.
-    private func grantNext() -> (continuation: UnsafeContinuation<HostLine, any Error>, line: HostLine)? {
+    /// origins under their own limit; how to resume it and its line, once the lock is released. Call with
+    /// `lock` held.
+    private func grantNext() -> (resumption: SlotWaiter.Resumption, line: HostLine)? {
         guard inFlight < maximumCalls else { return nil }
         var chosen: (line: HostLine, waiter: SlotWaiter)?
         for line in queuedHosts where line.inFlight < maximumCallsPerHost {
@@ -158,9 +168,9 @@ final class CallSlots: @unchecked Sendable {
         line.inFlight += 1
         waiter.state = .granted
         waiter.line = nil
-        guard let continuation = waiter.continuation else { return nil }   // always set while queued
-        waiter.continuation = nil
-        return (continuation, line)
+        guard let resumption = waiter.resumption else { return nil }   // always set while queued
+        waiter.resumption = nil
+        return (resumption, line)
     }
 
     /// `origin`'s line, made when it has none. An app that talks to many origins does not keep one per

@@ -65,6 +65,69 @@ extension NetworkProvider {
         return line
     }
 
+    /// Whether a call's first exchange may take its slot before the pipeline starts (see ``CallStart``):
+    /// nothing can answer it but the network — no cache (``cache``), a policy that is not cache-only, no
+    /// `only-if-cached` request (RFC 9111 §5.2.1.7) — and no interceptor, whose adapter may wait (a token
+    /// refresh: no slot is held meanwhile) or send the request elsewhere; not a token refresh's own call
+    /// (which never waits), nor a cancelled one (it ends as any call does, taking no slot).
+    func takesSlotFirst(_ endpoint: some Endpoint, built: URLRequest, interceptor: (any RequestInterceptor)?) -> Bool {
+        guard cache == nil, interceptor == nil, self.interceptor == nil else { return false }
+        guard (endpoint.cachePolicy ?? cachePolicy).kind != .cacheOnly, !HTTPCaching.onlyIfCached(built) else { return false }
+        return RefreshRun.current?.isRunning != true && !Task.isCancelled
+    }
+
+    /// Takes the slot of a call's first exchange before its pipeline starts, waiting in the queue in the
+    /// caller's own task (a small frame: the pipeline's are made only once the slot is there). The monitors
+    /// were told the request was built; the outcome — the slot, or the error the call left the queue with
+    /// — goes to ``perform(_:interceptor:refreshing:mode:revalidating:start:)``, whose first attempt uses
+    /// or throws it as its own wait's.
+    func slotFirst(for built: URLRequest, context: RequestContext, deadline: Deadline, started: DispatchTime) async -> CallStart {
+        let origin = built.url.map(Origin.init) ?? Self.unknownOrigin
+        if let line = slots.take(origin, for: context) { return CallStart(context: context, started: started, slot: .success(CallSlot(line: line, slots: slots))) }
+        do {
+            let line = try await waitForSlot(origin, context: context, deadline: deadline)
+            return CallStart(context: context, started: started, slot: .success(CallSlot(line: line, slots: slots)))
+        } catch {
+            return CallStart(context: context, started: started, slot: .failure(error))
+        }
+    }
+
+    /// Takes the slot of a shared exchange's first request without a task waiting for it. Returns the
+    /// exchange's ``CallStart`` when it is settled at once (a slot was free, or the deadline has passed);
+    /// otherwise `then` is called with it (at once, or when the queue grants a slot, or when the waiter
+    /// left the queue: its deadline passed, or every caller left and ``SlotWaiter/cancel()`` was called),
+    /// and the waiter is returned while it waits, for cancelling it.
+    func slotFirst(
+        for built: URLRequest, context: RequestContext, deadline: Deadline, started: DispatchTime,
+        then: @escaping @Sendable (CallStart) -> Void
+    ) -> (start: CallStart?, waiter: SlotWaiter?) {
+        let origin = built.url.map(Origin.init) ?? Self.unknownOrigin
+        let slots = self.slots
+        if let line = slots.take(origin, for: context) { return (CallStart(context: context, started: started, slot: .success(CallSlot(line: line, slots: slots))), nil) }
+        if deadline.hasPassed { return (CallStart(context: context, started: started, slot: .failure(deadline.exceeded)), nil) }
+        let waited = DispatchTime.now()
+        let waiter = SlotWaiter(
+            priority: context.endpoint.priority, arrival: context.queueArrival, slots: slots, deadlineSeconds: deadline.seconds)
+        let (events, attemptWatch) = (self.events, self.attemptWatch)
+        attemptWatch.watch(waiter, until: deadline.expiry)
+        let queued = slots.enqueue(
+            waiter, for: origin,
+            resumption: .callback { result in
+                attemptWatch.unwatch(waiter)
+                if waiter.wasQueued {   // it was queued (told below): its wait ends
+                    let duration = waited.secondsElapsed
+                    context.queueWait += duration   // read by the exchange's task, made after this
+                    if !events.isEmpty {
+                        let failure: (any Error)? = if case .failure(let error) = result { error } else { nil }
+                        events.send { $0.queueWaitDidEnd(duration: duration, error: failure, context: context) }
+                    }
+                }
+                then(CallStart(context: context, started: started, slot: result.map { CallSlot(line: $0, slots: slots) }.mapError { $0 }))
+            },
+            whenQueued: events.isEmpty ? nil : { events.send { $0.queueWaitDidStart(origin: origin, context: context) } })
+        return (nil, queued ? waiter : nil)
+    }
+
     /// The slot of a request without a URL (which URLSession fails at once): one origin for all of them.
     private static let unknownOrigin = Origin(URL(fileURLWithPath: "/"))
 }

@@ -15,9 +15,7 @@ extension NetworkProvider {
     /// update). Every caller gets the outcome as its own value: the same ``Response`` (its report says
     /// whether it joined, and its own duration) or the same error; each decodes it itself.
     func coalescedResponse(_ endpoint: some Endpoint, interceptor: (any RequestInterceptor)?) async throws -> Response {
-        guard sharesExchange(endpoint, interceptor: interceptor) else {
-            return try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: TransferMode()).response
-        }
+        guard sharesExchange(endpoint, interceptor: interceptor) else { return try await soloResponse(endpoint, interceptor: interceptor) }
         let started = DispatchTime.now()
         let (built, body) = try builtRequestAndBody(for: endpoint)
         var mode = TransferMode()
@@ -53,7 +51,7 @@ extension NetworkProvider {
                         var shared = Deadline(seconds: deadline.seconds, expiry: nil)   // its error: the starter's seconds
                         shared.callers = group.callers
                         mode.deadline = shared
-                        callGroups.attach(startExchange(of: group, endpoint: endpoint, mode: mode), to: group)
+                        start(group, endpoint: endpoint, mode: mode, started: started)
                     case .joined:
                         joined = true
                         if !events.isEmpty {
@@ -100,29 +98,87 @@ extension NetworkProvider {
         return RefreshRun.current?.isRunning != true && !Task.isCancelled
     }
 
+    /// Starts the exchange of `group`, which a caller just made. When nothing but the network can answer
+    /// it (``takesSlotFirst(_:built:interceptor:)``), the group waits for the slot of its first request
+    /// and the exchange's task is made only once it has one: a queued group is its callers' own small
+    /// waits and a ``SlotWaiter``, no task of its own. Cancelling every caller takes the waiter out of the
+    /// queue at once (``CallGroups/leave(_:with:)``); the callers that join never need a slot.
+    private func start(_ group: CallGroup, endpoint: some Endpoint, mode: TransferMode, started: DispatchTime) {
+        guard let built = mode.prebuilt, let deadline = mode.deadline, takesSlotFirst(endpoint, built: built, interceptor: nil) else {
+            callGroups.attach(startExchange(of: group, endpoint: endpoint, mode: mode), to: group)
+            return
+        }
+        let context = RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: nil)
+        if !events.isEmpty { events.send { [shown = shown(built)] in $0.requestDidBuild(shown, context: context) } }
+        let callGroups = self.callGroups
+        let (start, waiter) = slotFirst(for: built, context: context, deadline: deadline, started: started) { [self] start in
+            // Granted from the queue (on the thread that gave a slot back), or it left the queue: a task now.
+            callGroups.attach(Task { await runExchange(of: group, endpoint: endpoint, mode: mode, start: start) }, to: group)
+        }
+        if let start {
+            callGroups.attach(startExchange(of: group, endpoint: endpoint, mode: mode, start: start), to: group)
+        } else if let waiter {
+            callGroups.queue(waiter, for: group)
+        }
+    }
+
     /// The task that runs the exchange of `group`: a task of its own, so that the caller that started it may
     /// leave (cancelled) while the others wait on. Where the runtime has `Task.immediate` (Swift 6.2: Linux,
     /// Apple platforms from their 26 releases) it runs at once on the caller's thread until it first
     /// suspends, as the call itself would have: a busy executor does not delay its start (a call's deadline
     /// counts from the call).
-    private func startExchange(of group: CallGroup, endpoint: some Endpoint, mode: TransferMode) -> Task<Void, Never> {
+    private func startExchange(of group: CallGroup, endpoint: some Endpoint, mode: TransferMode, start: CallStart? = nil) -> Task<Void, Never> {
         #if compiler(>=6.2)
             if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
-                return Task.immediate { [self] in await runExchange(of: group, endpoint: endpoint, mode: mode) }
+                return Task.immediate { [self] in await runExchange(of: group, endpoint: endpoint, mode: mode, start: start) }
             }
         #endif
-        return Task { [self] in await runExchange(of: group, endpoint: endpoint, mode: mode) }
+        return Task { [self] in await runExchange(of: group, endpoint: endpoint, mode: mode, start: start) }
     }
 
-    /// Runs the exchange of `group` and hands its outcome to the callers.
-    private func runExchange(of group: CallGroup, endpoint: some Endpoint, mode: TransferMode) async {
+    /// Runs the exchange of `group` and hands its outcome to the callers. `start`: its first request's
+    /// slot was taken first.
+    private func runExchange(of group: CallGroup, endpoint: some Endpoint, mode: TransferMode, start: CallStart?) async {
         let outcome: Result<Response, any Error>
         do {
-            outcome = .success(try await perform(endpoint, interceptor: nil, refreshing: nil, mode: mode).response)
+            outcome = .success(try await perform(endpoint, interceptor: nil, refreshing: nil, mode: mode, start: start).response)
         } catch {
             outcome = .failure(error)
         }
         callGroups.finish(group, with: outcome)
+    }
+
+    /// A call that shares no exchange. When nothing but the network can answer it
+    /// (``takesSlotFirst(_:built:interceptor:)``), it waits for its slot here, in a small frame, before its
+    /// pipeline starts (see ``CallStart``); otherwise the pipeline runs at once (its cache first: a fresh
+    /// hit never waits), and its attempts take their slots.
+    private func soloResponse(_ endpoint: some Endpoint, interceptor: (any RequestInterceptor)?) async throws -> Response {
+        guard cache == nil, interceptor == nil, self.interceptor == nil else {
+            return try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: TransferMode()).response
+        }
+        let started = DispatchTime.now()
+        let (built, body, deadline): (URLRequest, RequestBody.Encoded?, Deadline)
+        do {
+            (built, body) = try builtRequestAndBody(for: endpoint)
+            deadline = try Deadline(seconds: endpoint.deadline ?? self.deadline)
+        } catch {   // the pipeline fails it as it fails any call
+            return try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: TransferMode()).response
+        }
+        var bodyFile: URL?
+        switch body {
+        case .file(let file, _)?: bodyFile = file
+        case .spooled?: return try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: TransferMode()).response
+        case .inline?, nil: break
+        }
+        guard takesSlotFirst(endpoint, built: built, interceptor: nil) else {
+            return try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: TransferMode()).response
+        }
+        let context = RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: nil)
+        if !events.isEmpty { events.send { [shown = shown(built)] in $0.requestDidBuild(shown, context: context) } }
+        let start = await slotFirst(for: built, context: context, deadline: deadline, started: started)
+        var mode = TransferMode()
+        (mode.prebuilt, mode.deadline, mode.bodyFile) = (built, deadline, bodyFile)
+        return try await perform(endpoint, interceptor: nil, refreshing: nil, mode: mode, start: start).response
     }
 
     /// Tells the monitors that a call that joined another ended.

@@ -1,13 +1,14 @@
 import Foundation
 
-/// A call waiting for a slot of the ``CallSlots``: its priority and arrival, and the continuation its
-/// task waits on. Its deadline passing (``AttemptWatch``) takes it out of the queue.
+/// A call waiting for a slot of the ``CallSlots``: its priority and arrival, and how it is resumed — the
+/// continuation its task waits on, or, for a group of identical calls (see ``CallGroups``), a callback
+/// that starts the group's exchange. Its deadline passing (``AttemptWatch``) takes it out of the queue.
 final class SlotWaiter: WatchedAttempt, @unchecked Sendable {
-    // @unchecked: `state`, `arrival`, `continuation` and `line` are guarded by the slots' lock.
+    // @unchecked: `state`, `arrival`, `resumption` and `line` are guarded by the slots' lock.
 
     /// Where the waiter is.
     enum State {
-        /// Not queued yet: its task is on its way to ``CallSlots/enqueue(_:for:continuation:)``.
+        /// Not queued yet: on its way to ``CallSlots/enqueue(_:for:continuation:)``.
         case arriving
         /// In its line.
         case queued
@@ -15,6 +16,22 @@ final class SlotWaiter: WatchedAttempt, @unchecked Sendable {
         case granted
         /// It left the queue (or never entered it) with this error.
         case left(NetworkError)
+    }
+
+    /// How a waiter learns that it got a slot, or left the queue.
+    enum Resumption {
+        /// A task waits on this continuation.
+        case task(UnsafeContinuation<HostLine, any Error>)
+        /// No task waits: this is called (never with a lock held).
+        case callback(@Sendable (Result<HostLine, NetworkError>) -> Void)
+
+        /// Hands `result` on.
+        func resume(with result: Result<HostLine, NetworkError>) {
+            switch self {
+            case .task(let continuation): continuation.resume(with: result.mapError { $0 })
+            case .callback(let callback): callback(result)
+            }
+        }
     }
 
     let priority: RequestPriority
@@ -25,7 +42,9 @@ final class SlotWaiter: WatchedAttempt, @unchecked Sendable {
     /// Its call's place among the calls of its priority (``RequestContext/queueArrival``); 0 until queued
     /// when it has none yet.
     var arrival: UInt64
-    var continuation: UnsafeContinuation<HostLine, any Error>?
+    var resumption: Resumption?
+    /// It waited in its line (it was not granted a slot, nor did it leave, before it was queued).
+    var wasQueued = false
     /// The line it waits in, while it does.
     var line: HostLine?
 
@@ -45,5 +64,10 @@ final class SlotWaiter: WatchedAttempt, @unchecked Sendable {
     /// The call's deadline passed while it waited: it leaves the queue.
     func expire() {
         slots.abandon(self, because: .deadlineExceeded(seconds: deadlineSeconds))
+    }
+
+    /// Every call that waited for it was cancelled: it leaves the queue.
+    func cancel() {
+        slots.abandon(self, because: .cancelled)
     }
 }

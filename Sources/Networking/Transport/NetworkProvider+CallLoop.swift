@@ -7,16 +7,21 @@ import Foundation
 extension NetworkProvider {
     /// Sends one call, its body handled as `mode` says: the pipeline every public call goes through.
     /// `revalidating`: the call is the background revalidation of the entry under that key (no caller waits
-    /// for it).
+    /// for it). `start`: the call took its first exchange's slot before (see ``CallStart``), its request
+    /// built as `mode.prebuilt` and told to the monitors.
     func perform(
         _ endpoint: some Endpoint,
         interceptor: (any RequestInterceptor)?,
         refreshing: UUID?,
         mode: TransferMode,
-        revalidating: CacheKey? = nil
+        revalidating: CacheKey? = nil,
+        start: CallStart? = nil
     ) async throws -> (response: Response, delivered: DeliveredBody?) {
-        let started = DispatchTime.now()
-        let context = RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: refreshing, revalidatedKey: revalidating)
+        let started = start?.started ?? DispatchTime.now()
+        let context =
+            start?.context ?? RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: refreshing, revalidatedKey: revalidating)
+        var first = start?.slot   // the first attempt's, until it takes it
+        defer { if case .success(let slot)? = first { slot.release() } }   // the call ended before it sent: unused
         var sent: URLRequest?
         var statuses: [Int?] = []   // one per attempt: its status, or nil when none came
         var hops: [RedirectHop] = []
@@ -47,10 +52,11 @@ extension NetworkProvider {
                 break
             }
             sent = built
-            if !events.isEmpty { events.send { [shown = shown(built)] in $0.requestDidBuild(shown, context: context) } }
+            if start == nil, !events.isEmpty { events.send { [shown = shown(built)] in $0.requestDidBuild(shown, context: context) } }
             let chain = chain(with: interceptor)
             var request = built
             if cache != nil || (mode.cachePolicy ?? endpoint.cachePolicy ?? cachePolicy).kind == .cacheOnly || HTTPCaching.onlyIfCached(built) {
+                if case .success(let slot)? = first.take() { slot.release() }   // the cache may answer: the slot waits for a miss
                 switch try await consultCacheAnswering(built, for: endpoint, chain: chain, ownInterceptor: interceptor != nil, context: context, mode: mode) {
                 case .answer(let response, let result, let key):
                     // Answered stale at once: revalidated behind it (RFC 5861 §3), even when the endpoint rejects it.
@@ -68,7 +74,7 @@ extension NetworkProvider {
             do {
                 (response, delivered) = try await run(
                     request, for: endpoint, context: context, chain: chain, deadline: deadline, mode: mode, cacheUse: cacheUse,
-                    sent: &sent, statuses: &statuses, hops: &hops, waited: &waited)
+                    first: first.take(), sent: &sent, statuses: &statuses, hops: &hops, waited: &waited)
             } catch  where cacheUse?.revalidates == true && statuses.last == .some(304) && !Self.endsTheCall(error) {
                 // A 304 about another representation than the stored one: ask again, without conditions
                 // (not after a cancellation or the deadline that came after the 304: those end the call).
@@ -115,7 +121,10 @@ extension NetworkProvider {
         }
     }
 
-    /// The attempt loop: adapt → send → validate → on error ask the retriers → retry or throw.
+    /// The attempt loop: adapt → send → validate → on error ask the retriers → retry or throw. `first`: the
+    /// first attempt's slot, or the error its wait for one ended with, when the call waited before its
+    /// pipeline (see ``CallStart``); given back unused when the call ends before it sends, or must wait for
+    /// the network first (no slot is held meanwhile).
     private func run(
         _ built: URLRequest,
         for endpoint: some Endpoint,
@@ -124,6 +133,7 @@ extension NetworkProvider {
         deadline: Deadline,
         mode: TransferMode,
         cacheUse: CacheUse?,
+        first: Result<CallSlot, any Error>? = nil,
         sent: inout URLRequest?,
         statuses: inout [Int?],
         hops: inout [RedirectHop],
@@ -132,12 +142,19 @@ extension NetworkProvider {
         // A background revalidation (RFC 5861 §3) never waits offline: nobody waits for it, and it holds its
         // entry's slot; the next stale answer starts another.
         let offlineBehavior = context.isBackgroundRevalidation ? .fail : endpoint.offlineBehavior ?? self.offlineBehavior
+        var first = first
+        defer { if case .success(let slot)? = first { slot.release() } }
         while true {
-            if Task.isCancelled { throw NetworkError.cancelled }
-            if deadline.hasPassed { throw deadline.exceeded }
-            if !connectivity.isOnline {   // offline: a stale answer the cache may give, or a wait, then the attempt
-                if answersOfflineFromCache(cacheUse) { throw NetworkError.offline }
-                try await waitForConnectivity(offlineBehavior, deadline: deadline, context: context, waited: &waited)
+            // A wait for the first slot that failed is the first attempt's failure, as a wait here would be.
+            if case .failure? = first {
+            } else {
+                if Task.isCancelled { throw NetworkError.cancelled }
+                if deadline.hasPassed { throw deadline.exceeded }
+                if !connectivity.isOnline {   // offline: a stale answer the cache may give, or a wait, then the attempt
+                    if case .success(let slot)? = first.take() { slot.release() }   // none held while offline
+                    if answersOfflineFromCache(cacheUse) { throw NetworkError.offline }
+                    try await waitForConnectivity(offlineBehavior, deadline: deadline, context: context, waited: &waited)
+                }
             }
             statuses.append(nil)   // an attempt not started (the checks above) is none: no attempt is counted but not told
             let attempts = statuses.count
@@ -154,7 +171,12 @@ extension NetworkProvider {
                     try WireValidation.check(request)   // the endpoint's own parts were checked when built
                     if deadline.hasPassed { throw deadline.exceeded }   // the interceptors may have waited (a refresh)
                 }
-                let slot = try await takeSlot(for: request, context: context, deadline: deadline)   // may queue (see Scheduling)
+                let slot: CallSlot
+                switch first.take() {
+                case .success(let taken)?: slot = taken   // taken before the pipeline, for the request as built (no interceptor)
+                case .failure(let error)?: throw error
+                case nil: slot = try await takeSlot(for: request, context: context, deadline: deadline)   // may queue (see Scheduling)
+                }
                 if !events.isEmpty { events.send { [request = shown(request)] in $0.taskDidStart(request, context: context) } }
                 taskStarted = DispatchTime.now()
                 let limit = endpoint.maximumResponseSize ?? maximumResponseSize
