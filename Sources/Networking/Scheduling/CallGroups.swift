@@ -151,24 +151,47 @@ final class CallGroup: @unchecked Sendable {
     }
 }
 
-/// One caller of a ``CallGroup``: its continuation and deadline.
+/// One caller of a ``CallGroup``: its continuation and deadline, and what it built (one object per caller:
+/// the caller's own task keeps nothing else while it waits).
 final class CallWaiter: WatchedAttempt, @unchecked Sendable {
-    // @unchecked: `continuation`, `group` and `leftWith` are guarded by the lock of `groups`.
+    // @unchecked: `continuation`, `group` and `leftWith` are guarded by the lock of `groups`; `context` and
+    // `joined` are read and written by the caller's own task only.
     let groups: CallGroups
     /// The caller's deadline; `nil` for none.
     let expiry: DispatchTime?
     /// The caller's allowance, for its error.
     let seconds: TimeInterval
+    /// The request the caller built.
+    let built: URLRequest
+    /// When the call began.
+    let started: DispatchTime
+    /// The group it enters; `nil` when it may not share after all (its account).
+    let key: CallGroupKey?
+    /// Whether it has a key (read without copying the key).
+    let mayShare: Bool
+    /// The caller's own context, once it needs one (its account was asked for, or it joined and the
+    /// monitors are told).
+    var context: RequestContext?
+    /// Whether it joined an exchange in flight (it did not start it).
+    var joined = false
     var continuation: UnsafeContinuation<Response, any Error>?
     var group: CallGroup?
     /// Why it left before it entered (it was cancelled first).
     var leftWith: (any Error)?
 
-    init(groups: CallGroups, deadline: Deadline) {
+    init(groups: CallGroups, deadline: Deadline, built: URLRequest, started: DispatchTime, context: RequestContext?, key: CallGroupKey?) {
         self.groups = groups
         self.expiry = deadline.expiry
         self.seconds = deadline.seconds
+        self.built = built
+        self.started = started
+        self.context = context
+        self.key = key
+        self.mayShare = key != nil
     }
+
+    /// The caller's deadline.
+    var deadline: Deadline { Deadline(seconds: seconds, expiry: expiry) }
 
     /// The error of this caller's deadline.
     var deadlineError: NetworkError { .deadlineExceeded(seconds: seconds) }

@@ -14,76 +14,127 @@ extension NetworkProvider {
     /// consultation, adapt, send, validate, retry, the token refresh and resend after a 401, the cache's
     /// update). Every caller gets the outcome as its own value: the same ``Response`` (its report says
     /// whether it joined, and its own duration) or the same error; each decodes it itself.
+    ///
+    /// A caller that waits keeps small frames only: the request is built, the account asked and the group
+    /// entered by functions that have returned by then (see ``CallStart`` for why it matters: 10,000 calls
+    /// queued behind a limit).
     func coalescedResponse(_ endpoint: some Endpoint, interceptor: (any RequestInterceptor)?) async throws -> Response {
         guard sharesExchange(endpoint, interceptor: interceptor) else { return try await soloResponse(endpoint, interceptor: interceptor) }
+        guard let caller = try await sharingCaller(for: endpoint) else {   // it has a body: its own pipeline
+            return try await performAlone(endpoint, interceptor: nil, prebuilt: nil)
+        }
+        guard caller.mayShare else { return try await performAlone(endpoint, interceptor: nil, prebuilt: caller.built) }
+        // Each caller watches its own deadline (it leaves when it passes, even before it entered); the
+        // shared exchange has none of its own (see CallGroups), only its callers' latest for retry delays.
+        attemptWatch.watch(caller, until: caller.expiry)
+        defer { attemptWatch.unwatch(caller) }
+        return try await share(caller, endpoint: endpoint)
+    }
+
+    /// Builds the request of a call that may share and asks the provider's interceptor for its account:
+    /// the caller, whose ``CallWaiter/key`` is `nil` when it may not share after all (an account that
+    /// cannot share, or no key); `nil` when the call has a body.
+    @inline(never)
+    private func sharingCaller(for endpoint: some Endpoint) async throws -> CallWaiter? {
         let started = DispatchTime.now()
         let (built, body) = try builtRequestAndBody(for: endpoint)
-        var mode = TransferMode()
-        mode.prebuilt = built
-        guard body == nil else { return try await perform(endpoint, interceptor: nil, refreshing: nil, mode: TransferMode()).response }
+        guard body == nil else { return nil }
         let deadline = try Deadline(seconds: endpoint.deadline ?? self.deadline)
         var context: RequestContext?
-        var account: (partition: String?, epoch: Int) = (nil, 0)
+        var account: (partition: String?, epoch: Int)? = (nil, 0)
         if let partitioning = self.interceptor as? any CachePartitioning {
             let made = RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: nil)
             context = made
             switch await partitioning.cachePartition(for: built, context: made) {
             case .notAuthenticated: break
             case .account(let stamp): account = (stamp.partition, stamp.value)
-            case .unknownAccount:   // authenticated for no known account: never shared (two users never share)
-                return try await perform(endpoint, interceptor: nil, refreshing: nil, mode: mode).response
+            case .unknownAccount: account = nil   // authenticated for no known account: never shared (two users never share)
             }
         }
-        guard let key = CallGroupKey(built, endpoint: endpoint, account: account) else {
-            return try await perform(endpoint, interceptor: nil, refreshing: nil, mode: mode).response
-        }
-        let waiter = CallWaiter(groups: callGroups, deadline: deadline)
-        // Each caller watches its own deadline (it leaves when it passes, even before it entered); the
-        // shared exchange has none of its own (see CallGroups), only its callers' latest for retry delays.
-        attemptWatch.watch(waiter, until: deadline.expiry)
-        defer { attemptWatch.unwatch(waiter) }
-        var joined = false
+        let key = account.flatMap { CallGroupKey(built, endpoint: endpoint, account: $0) }
+        return CallWaiter(groups: callGroups, deadline: deadline, built: built, started: started, context: context, key: key)
+    }
+
+    /// A call that runs its own pipeline from its start, as built when `prebuilt` is given (see
+    /// ``sharingCaller(for:)``); a function of its own, so that the pipeline's arguments are in no frame
+    /// that waits in the queue.
+    @inline(never)
+    private func performAlone(_ endpoint: some Endpoint, interceptor: (any RequestInterceptor)?, prebuilt: URLRequest?) async throws -> Response {
+        var mode = TransferMode()
+        mode.prebuilt = prebuilt
+        return try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: mode).response
+    }
+
+    /// `caller` joins the group of its key, or starts it, and waits for the shared outcome. What it holds
+    /// while it waits is `caller` (see ``CallStart``): the rest is done by functions that return.
+    @inline(never)
+    private func share(_ caller: CallWaiter, endpoint: some Endpoint) async throws -> Response {
         do {
-            var response = try await withTaskCancellationHandler {
-                try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Response, any Error>) in
-                    switch callGroups.enter(waiter, key: key, continuation: continuation) {
-                    case .started(let group):
-                        var shared = Deadline(seconds: deadline.seconds, expiry: nil)   // its error: the starter's seconds
-                        shared.callers = group.callers
-                        mode.deadline = shared
-                        start(group, endpoint: endpoint, mode: mode, started: started)
-                    case .joined:
-                        joined = true
-                        if !events.isEmpty {
-                            let joining = context ?? RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: nil)
-                            context = joining
-                            events.send { [shown = shown(built)] in $0.callDidJoin(shown, context: joining) }
-                        }
-                    case .left:
-                        break
+            return joinedCallEnded(
+                caller,
+                with: try await withTaskCancellationHandler {
+                    try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Response, any Error>) in
+                        enter(caller, endpoint: endpoint, continuation: continuation)
                     }
-                }
-            } onCancel: {
-                callGroups.leave(waiter, with: NetworkError.cancelled)
-            }
-            if joined {
-                // Its own duration; the exchange's waits, at most as long as the joined call itself lasted
-                // (parts of its duration: it may have joined while the exchange waited).
-                let duration = started.secondsElapsed
-                var report = response.report
-                report.joinedExistingCall = true
-                report.duration = duration
-                report.queueWait = min(report.queueWait, duration)
-                report.connectivityWait = min(report.connectivityWait, duration)
-                response.storedReport = report
-                reportJoinedCallEnd(built, result: .success(response), duration: duration, context: context)
-            }
-            return response
+                } onCancel: { [callGroups] in
+                    callGroups.leave(caller, with: NetworkError.cancelled)
+                })
         } catch {
-            if joined {
-                reportJoinedCallEnd(built, result: .failure(error), duration: started.secondsElapsed, context: context)
+            throw joinedCallEnded(caller, throwing: error)
+        }
+    }
+
+    /// `response` as `caller` gets it: when it joined, with its own duration (the exchange's waits at most
+    /// as long as the joined call itself lasted: it may have joined while the exchange waited), and its
+    /// end told.
+    private func joinedCallEnded(_ caller: CallWaiter, with response: Response) -> Response {
+        guard caller.joined else { return response }
+        let duration = caller.started.secondsElapsed
+        var response = response
+        var report = response.report
+        report.joinedExistingCall = true
+        report.duration = duration
+        report.queueWait = min(report.queueWait, duration)
+        report.connectivityWait = min(report.connectivityWait, duration)
+        response.storedReport = report
+        reportJoinedCallEnd(caller.built, result: .success(response), duration: duration, context: caller.context)
+        return response
+    }
+
+    /// `error` as `caller` throws it, its end told when it joined.
+    private func joinedCallEnded(_ caller: CallWaiter, throwing error: any Error) -> any Error {
+        guard caller.joined else { return error }
+        reportJoinedCallEnd(caller.built, result: .failure(error), duration: caller.started.secondsElapsed, context: caller.context)
+        return error
+    }
+
+    /// Tells the monitors that a call that joined another ended.
+    private func reportJoinedCallEnd(_ built: URLRequest, result: Result<Response, any Error>, duration: TimeInterval, context: RequestContext?) {
+        guard !events.isEmpty, let context else { return }
+        var attempts = 0   // the shared exchange's; none told for a caller that left first
+        if case .success(let response) = result { attempts = response.report.attempts }
+        events.send { [shown = shown(built), attempts] in
+            $0.requestDidFinish(shown, result: result, attempts: attempts, duration: duration, context: context)
+        }
+    }
+
+    /// `caller` enters its group: it starts it (see ``start(_:endpoint:caller:)``) or joins the exchange in
+    /// flight (the monitors told).
+    @inline(never)
+    private func enter(_ caller: CallWaiter, endpoint: some Endpoint, continuation: UnsafeContinuation<Response, any Error>) {
+        guard let key = caller.key else { return continuation.resume(throwing: NetworkError.cancelled) }   // never: checked before
+        switch callGroups.enter(caller, key: key, continuation: continuation) {
+        case .started(let group):
+            start(group, endpoint: endpoint, caller: caller)
+        case .joined:
+            caller.joined = true
+            if !events.isEmpty {
+                let joining = caller.context ?? RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: nil)
+                caller.context = joining
+                events.send { [shown = shown(caller.built)] in $0.callDidJoin(shown, context: joining) }
             }
-            throw error
+        case .left:
+            break
         }
     }
 
@@ -102,9 +153,19 @@ extension NetworkProvider {
     /// it (``takesSlotFirst(_:built:interceptor:)``), the group waits for the slot of its first request
     /// and the exchange's task is made only once it has one: a queued group is its callers' own small
     /// waits and a ``SlotWaiter``, no task of its own. Cancelling every caller takes the waiter out of the
-    /// queue at once (``CallGroups/leave(_:with:)``); the callers that join never need a slot.
-    private func start(_ group: CallGroup, endpoint: some Endpoint, mode: TransferMode, started: DispatchTime) {
-        guard let built = mode.prebuilt, let deadline = mode.deadline, takesSlotFirst(endpoint, built: built, interceptor: nil) else {
+    /// queue at once (``CallGroups/leave(_:with:)``); the callers that join never need a slot. The exchange
+    /// and its waiter have no deadline of their own (see ``CallGroups``): only its callers' latest, for
+    /// retry delays; its error is in the starter's seconds.
+    private func start(_ group: CallGroup, endpoint: some Endpoint, caller: CallWaiter) {
+        var deadline = Deadline(seconds: caller.seconds, expiry: nil)
+        deadline.callers = group.callers
+        let (built, started) = (caller.built, caller.started)
+        let mode = {
+            var mode = TransferMode()
+            (mode.prebuilt, mode.deadline) = (built, deadline)
+            return mode
+        }()
+        guard takesSlotFirst(endpoint, built: built, interceptor: nil) else {
             callGroups.attach(startExchange(of: group, endpoint: endpoint, mode: mode), to: group)
             return
         }
@@ -152,9 +213,10 @@ extension NetworkProvider {
     /// (``takesSlotFirst(_:built:interceptor:)``), it waits for its slot here, in a small frame, before its
     /// pipeline starts (see ``CallStart``); otherwise the pipeline runs at once (its cache first: a fresh
     /// hit never waits), and its attempts take their slots.
+    @inline(never)
     private func soloResponse(_ endpoint: some Endpoint, interceptor: (any RequestInterceptor)?) async throws -> Response {
         guard cache == nil, interceptor == nil, self.interceptor == nil else {
-            return try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: TransferMode()).response
+            return try await performAlone(endpoint, interceptor: interceptor, prebuilt: nil)
         }
         let started = DispatchTime.now()
         let (built, body, deadline): (URLRequest, RequestBody.Encoded?, Deadline)
@@ -162,32 +224,31 @@ extension NetworkProvider {
             (built, body) = try builtRequestAndBody(for: endpoint)
             deadline = try Deadline(seconds: endpoint.deadline ?? self.deadline)
         } catch {   // the pipeline fails it as it fails any call
-            return try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: TransferMode()).response
+            return try await performAlone(endpoint, interceptor: interceptor, prebuilt: nil)
         }
         var bodyFile: URL?
         switch body {
         case .file(let file, _)?: bodyFile = file
-        case .spooled?: return try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: TransferMode()).response
+        case .spooled?: return try await performAlone(endpoint, interceptor: interceptor, prebuilt: nil)
         case .inline?, nil: break
         }
         guard takesSlotFirst(endpoint, built: built, interceptor: nil) else {
-            return try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: TransferMode()).response
+            return try await performAlone(endpoint, interceptor: interceptor, prebuilt: nil)
         }
         let context = RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: nil)
         if !events.isEmpty { events.send { [shown = shown(built)] in $0.requestDidBuild(shown, context: context) } }
         let start = await slotFirst(for: built, context: context, deadline: deadline, started: started)
+        return try await performStarted(endpoint, start: start, built: built, deadline: deadline, bodyFile: bodyFile)
+    }
+
+    /// The pipeline of a call that took its first slot before it (see ``soloResponse(_:interceptor:)``):
+    /// a function of its own, so that the pipeline's arguments are not in the frame that waits.
+    @inline(never)
+    private func performStarted(_ endpoint: some Endpoint, start: CallStart, built: URLRequest, deadline: Deadline, bodyFile: URL?) async throws
+        -> Response
+    {
         var mode = TransferMode()
         (mode.prebuilt, mode.deadline, mode.bodyFile) = (built, deadline, bodyFile)
         return try await perform(endpoint, interceptor: nil, refreshing: nil, mode: mode, start: start).response
-    }
-
-    /// Tells the monitors that a call that joined another ended.
-    private func reportJoinedCallEnd(_ built: URLRequest, result: Result<Response, any Error>, duration: TimeInterval, context: RequestContext?) {
-        guard !events.isEmpty, let context else { return }
-        var attempts = 0   // the shared exchange's; none told for a caller that left first
-        if case .success(let response) = result { attempts = response.report.attempts }
-        events.send { [shown = shown(built), attempts] in
-            $0.requestDidFinish(shown, result: result, attempts: attempts, duration: duration, context: context)
-        }
     }
 }
