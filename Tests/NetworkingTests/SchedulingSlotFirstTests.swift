@@ -95,7 +95,9 @@ struct SchedulingSlotFirstTests {
         await pollUntil { provider.slots.inFlightCount == 0 }
     }
 
-    @Test("1,000 queued calls, mixed priorities, a fifth cancelled: the others are sent high first, FIFO within, never the cancelled", arguments: [true, false])
+    @Test(
+        "1,000 queued calls, mixed priorities, a fifth cancelled: the others are sent high first, FIFO within, never the cancelled",
+        arguments: [true, false])
     func thousandQueuedWithPrioritiesAndCancellations(coalesces: Bool) async throws {
         let order = Recorder<String>()
         server.stub(handler: { request in
