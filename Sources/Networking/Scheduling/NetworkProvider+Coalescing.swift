@@ -171,6 +171,11 @@ extension NetworkProvider {
         }
         let context = RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: nil)
         if !events.isEmpty { events.send { [shown = shown(built)] in $0.requestDidBuild(shown, context: context) } }
+        if let slot = freeSlot(for: built) {   // the usual case: no waiter, no callback to make
+            let start = CallStart(context: context, started: started, slot: .success(slot))
+            callGroups.attach(startExchange(of: group, endpoint: endpoint, mode: mode, start: start), to: group)
+            return
+        }
         let callGroups = self.callGroups
         let (start, waiter) = slotFirst(for: built, context: context, deadline: deadline, started: started) { [self] start in
             // Granted from the queue (on the thread that gave a slot back), or it left the queue: a task now.
