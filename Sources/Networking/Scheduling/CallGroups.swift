@@ -75,7 +75,7 @@ final class CallGroups: @unchecked Sendable {
         let ended = group.ended
         if !ended, group.exchange == nil { group.slotWaiter = waiter }
         lock.unlock()
-        if ended { waiter.cancel() }
+        if ended { waiter.leave(because: .cancelled) }
     }
 
     /// `waiter` leaves with `error` (cancelled, or its deadline passed): resumed at once unless it already
@@ -100,7 +100,7 @@ final class CallGroups: @unchecked Sendable {
         }
         lock.unlock()
         cancelled?.cancel()
-        queued?.cancel()   // out of the queue at once; its exchange's task starts only to end
+        queued?.leave(because: error as? NetworkError ?? .cancelled)   // out of the queue at once; its exchange's task starts only to end
         continuation.resume(throwing: error)
     }
 

@@ -76,9 +76,9 @@ extension NetworkProvider {
         return RefreshRun.current?.isRunning != true && !Task.isCancelled
     }
 
-    /// A slot for sending `built` if one is free now; `nil` when the call would wait.
-    func freeSlot(for built: URLRequest) -> CallSlot? {
-        slots.take(built.url.map(Origin.init) ?? Self.unknownOrigin).map { CallSlot(line: $0, slots: slots) }
+    /// A slot for sending `built`, `context`'s call, if one is free now; `nil` when the call would wait.
+    func freeSlot(for built: URLRequest, context: RequestContext) -> CallSlot? {
+        slots.take(built.url.map(Origin.init) ?? Self.unknownOrigin, for: context).map { CallSlot(line: $0, slots: slots) }
     }
 
     /// Takes the slot of a call's first exchange before its pipeline starts, waiting in the queue in the

@@ -171,7 +171,7 @@ extension NetworkProvider {
         }
         let context = RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: nil)
         if !events.isEmpty { events.send { [shown = shown(built)] in $0.requestDidBuild(shown, context: context) } }
-        if let slot = freeSlot(for: built) {   // the usual case: no waiter, no callback to make
+        if let slot = freeSlot(for: built, context: context) {   // the usual case: no waiter, no callback to make
             let start = CallStart(context: context, started: started, slot: .success(slot))
             callGroups.attach(startExchange(of: group, endpoint: endpoint, mode: mode, start: start), to: group)
             return

@@ -66,8 +66,9 @@ final class SlotWaiter: WatchedAttempt, @unchecked Sendable {
         slots.abandon(self, because: .deadlineExceeded(seconds: deadlineSeconds))
     }
 
-    /// Every call that waited for it was cancelled: it leaves the queue.
-    func cancel() {
-        slots.abandon(self, because: .cancelled)
+    /// Every call that waited for it left: it leaves the queue with `reason`, the last one's (cancelled, or
+    /// its deadline passed).
+    func leave(because reason: NetworkError) {
+        slots.abandon(self, because: reason)
     }
 }
