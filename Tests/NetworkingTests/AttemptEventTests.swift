@@ -114,6 +114,21 @@ struct AttemptEventTests {
         #expect(told == ["failed 1", "finished after 1"] || told == ["finished after 0"])
     }
 
+    /// A GET is coalesced by default: the lone caller whose deadline passes is its exchange's last caller,
+    /// and the exchange (which has no deadline of its own) ends with that caller's deadline, not as
+    /// cancelled; its end is told before the call returns, as a call of its own would be.
+    @Test func aCoalescedCallStoppedByItsDeadlineIsToldSoBeforeItReturns() async throws {
+        let server = MockServer()
+        server.stub(.get, "/v1/users/1", MockResponse.status(200).delayed(by: 50))
+        let monitor = RecordingMonitor()
+        let provider = server.makeProvider(deadline: 0.5, monitors: [monitor])
+        await #expect(throws: NetworkError.deadlineExceeded(seconds: 0.5)) { _ = try await provider.response(TestEndpoint()) }
+        await provider.waitForMonitors()
+        let ends = monitor.log.all.filter { $0.hasPrefix("finished") }
+        let deadline = "finished \(NetworkError.deadlineExceeded(seconds: 0.5))"
+        #expect(ends == ["\(deadline) after 1"] || ends == ["\(deadline) after 0"])
+    }
+
     @Test func aRetryDelayThatOverrunsTheDeadlineStartsNoAttempt() async throws {
         // GIVEN a server busy once, a retrier asking for 10 ms, a 2 s deadline, and a sleep that overruns it
         let server = MockServer()

@@ -62,7 +62,7 @@ final class CallGroups: @unchecked Sendable {
     func attach(_ exchange: Task<Void, Never>, to group: CallGroup) {
         lock.lock()
         let ended = group.ended
-        if !ended { group.exchange = exchange }
+        group.exchange = exchange   // when ended too: its starter, the last to leave, waits for its end
         group.slotWaiter = nil   // its wait, if it had one, is over
         lock.unlock()
         if ended { exchange.cancel() }
@@ -75,11 +75,12 @@ final class CallGroups: @unchecked Sendable {
         let ended = group.ended
         if !ended, group.exchange == nil { group.slotWaiter = waiter }
         lock.unlock()
-        if ended { waiter.leave(because: .cancelled) }
+        if ended { waiter.leave(because: group.callers.cutError ?? .cancelled) }
     }
 
     /// `waiter` leaves with `error` (cancelled, or its deadline passed): resumed at once unless it already
-    /// ended. The last caller to leave cancels the exchange.
+    /// ended. The last caller to leave cancels the exchange; when its deadline passed, the exchange ends
+    /// with that error, not as cancelled (``LatestDeadline/cut(by:)``).
     func leave(_ waiter: CallWaiter, with error: any Error) {
         lock.lock()
         guard let continuation = waiter.continuation else {
@@ -93,6 +94,8 @@ final class CallGroups: @unchecked Sendable {
             group.waiters[ObjectIdentifier(waiter)] = nil
             if group.waiters.isEmpty, !group.ended {
                 group.ended = true
+                waiter.endedItsGroup = true
+                if let error = error as? NetworkError, case .deadlineExceeded = error { group.callers.cut(by: error) }
                 if groups[group.key] === group { groups[group.key] = nil }
                 (cancelled, queued) = (group.exchange, group.slotWaiter)
                 group.slotWaiter = nil
@@ -102,6 +105,14 @@ final class CallGroups: @unchecked Sendable {
         cancelled?.cancel()
         queued?.leave(because: error as? NetworkError ?? .cancelled)   // out of the queue at once; its exchange's task starts only to end
         continuation.resume(throwing: error)
+    }
+
+    /// The exchange `waiter` cancelled as the last of its group to leave, for its starter to wait for its
+    /// end (the events its monitors see for its call are told before the call returns); `nil` otherwise.
+    func exchange(leftLastBy waiter: CallWaiter) -> Task<Void, Never>? {
+        lock.lock()
+        defer { lock.unlock() }
+        return waiter.endedItsGroup ? waiter.group?.exchange : nil
     }
 
     /// The exchange of `group` ended with `outcome`: hands it to every caller still waiting.
@@ -178,6 +189,8 @@ final class CallWaiter: WatchedAttempt, @unchecked Sendable {
     var group: CallGroup?
     /// Why it left before it entered (it was cancelled first).
     var leftWith: (any Error)?
+    /// It was the last of its group to leave: it cancelled the exchange.
+    var endedItsGroup = false
 
     init(groups: CallGroups, deadline: Deadline, built: URLRequest, started: DispatchTime, context: RequestContext?, key: CallGroupKey?) {
         self.groups = groups
@@ -205,10 +218,11 @@ final class CallWaiter: WatchedAttempt, @unchecked Sendable {
 /// The latest deadline among a shared exchange's callers so far (see ``Deadline/callers``); a caller
 /// without a deadline makes it none for good.
 final class LatestDeadline: @unchecked Sendable {
-    // @unchecked: `latest` and `unbounded` are guarded by `lock`.
+    // @unchecked: `latest`, `unbounded` and `cut` are guarded by `lock`.
     private let lock = NSLock()
     private var latest: UInt64 = 0
     private var unbounded = false
+    private var cut: NetworkError?
 
     init(_ expiry: DispatchTime?) {
         extend(to: expiry)
@@ -219,6 +233,28 @@ final class LatestDeadline: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return unbounded ? nil : DispatchTime(uptimeNanoseconds: latest)
+    }
+
+    /// Whether the exchange must end: its last caller left as its deadline passed, or the latest passed.
+    var hasPassed: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if cut != nil { return true }
+        return !unbounded && DispatchTime.now().uptimeNanoseconds >= latest
+    }
+
+    /// The error the exchange ends with: its last caller's deadline error (see ``cut(by:)``).
+    var cutError: NetworkError? {
+        lock.lock()
+        defer { lock.unlock() }
+        return cut
+    }
+
+    /// The last caller left with `error`, its deadline having passed: the exchange ends with it.
+    func cut(by error: NetworkError) {
+        lock.lock()
+        defer { lock.unlock() }
+        cut = error
     }
 
     /// A caller with `expiry` (`nil`: none) joined.

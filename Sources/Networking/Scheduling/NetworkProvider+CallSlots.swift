@@ -88,7 +88,9 @@ extension NetworkProvider {
     /// or throws it as its own wait's.
     func slotFirst(for built: URLRequest, context: RequestContext, deadline: Deadline, started: DispatchTime) async -> CallStart {
         let origin = built.url.map(Origin.init) ?? Self.unknownOrigin
-        if let line = slots.take(origin, for: context) { return CallStart(context: context, started: started, slot: .success(CallSlot(line: line, slots: slots))) }
+        if let line = slots.take(origin, for: context) {
+            return CallStart(context: context, started: started, slot: .success(CallSlot(line: line, slots: slots)))
+        }
         do {
             let line = try await waitForSlot(origin, context: context, deadline: deadline)
             return CallStart(context: context, started: started, slot: .success(CallSlot(line: line, slots: slots)))
@@ -100,15 +102,19 @@ extension NetworkProvider {
     /// Takes the slot of a shared exchange's first request without a task waiting for it. Returns the
     /// exchange's ``CallStart`` when it is settled at once (a slot was free, or the deadline has passed);
     /// otherwise `then` is called with it (at once, or when the queue grants a slot, or when the waiter
-    /// left the queue: its deadline passed, or every caller left and ``SlotWaiter/cancel()`` was called),
-    /// and the waiter is returned while it waits, for cancelling it.
+    /// left the queue: its deadline passed, or every caller left and ``SlotWaiter/leave(because:)`` was
+    /// called with the last one's reason), and the waiter is returned while it waits, for taking it out.
+    /// A shared exchange's `deadline` has no expiry of its own (see ``CallGroups``): its waiter leaves
+    /// with its last caller.
     func slotFirst(
         for built: URLRequest, context: RequestContext, deadline: Deadline, started: DispatchTime,
         then: @escaping @Sendable (CallStart) -> Void
     ) -> (start: CallStart?, waiter: SlotWaiter?) {
         let origin = built.url.map(Origin.init) ?? Self.unknownOrigin
         let slots = self.slots
-        if let line = slots.take(origin, for: context) { return (CallStart(context: context, started: started, slot: .success(CallSlot(line: line, slots: slots))), nil) }
+        if let line = slots.take(origin, for: context) {
+            return (CallStart(context: context, started: started, slot: .success(CallSlot(line: line, slots: slots))), nil)
+        }
         if deadline.hasPassed { return (CallStart(context: context, started: started, slot: .failure(deadline.exceeded)), nil) }
         let waited = DispatchTime.now()
         let waiter = SlotWaiter(

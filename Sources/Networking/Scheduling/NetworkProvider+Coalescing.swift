@@ -80,6 +80,9 @@ extension NetworkProvider {
                     callGroups.leave(caller, with: NetworkError.cancelled)
                 })
         } catch {
+            // The starter that left last (cancelled, or its deadline passed): its exchange's events are its
+            // call's, told before the call returns; the exchange, cancelled, ends at once.
+            if !caller.joined, let exchange = callGroups.exchange(leftLastBy: caller) { await exchange.value }
             throw joinedCallEnded(caller, throwing: error)
         }
     }

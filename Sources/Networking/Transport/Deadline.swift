@@ -38,13 +38,22 @@ struct Deadline: Sendable {
         }
     }
 
-    /// The error a call that ran out of time throws.
-    var exceeded: NetworkError { .deadlineExceeded(seconds: seconds) }
+    /// The error a call that ran out of time throws; a shared exchange's, the error its last caller left
+    /// with when its deadline passed (see ``LatestDeadline/cut(by:)``).
+    var exceeded: NetworkError { callers?.cutError ?? .deadlineExceeded(seconds: seconds) }
 
-    /// Whether the deadline has passed.
+    /// Whether the deadline has passed (a shared exchange's: its last caller left as its own passed).
     var hasPassed: Bool {
-        guard let expiry = expiry ?? callers?.expiry else { return false }
+        if expiry == nil, let callers { return callers.hasPassed }
+        guard let expiry else { return false }
         return DispatchTime.now() >= expiry
+    }
+
+    /// `error` as the call ends with it: a shared exchange cancelled as its last caller ran out of time
+    /// ends with that caller's deadline error, not as cancelled (its monitors are told what the caller got).
+    func ending(_ error: any Error) -> any Error {
+        guard let callers, case NetworkError.cancelled? = error as? NetworkError, let cut = callers.cutError else { return error }
+        return cut
     }
 
     /// The nanoseconds left before the deadline (0 once it passed); `nil` for no deadline.

@@ -105,6 +105,7 @@ extension NetworkProvider {
             if mode.streams, !events.isEmpty { Self.reportStreamEnd(of: delivered, response: response, to: events, context: context) }
             return (response, delivered)
         } catch {
+            let error = mode.deadline?.ending(error) ?? error   // a shared exchange cut by its last caller's deadline
             if let use = cacheUse, let (stale, key) = staleIfErrorResponse(after: Self.servedStaleAfter(error), lastStatus: statuses.last ?? nil, use: use),
                 endpoint.acceptableStatusCodes.contains(stale.statusCode)
             {
@@ -204,7 +205,7 @@ extension NetworkProvider {
                 RefreshRun.current?.record(
                     status: response.map { $0.envelopeStatusCode ?? (endpoint.acceptableStatusCodes.contains($0.statusCode) ? nil : $0.statusCode) } ?? nil,
                     of: context)
-                let error = Self.normalize(error)
+                let error = deadline.ending(Self.normalize(error))
                 if !events.isEmpty {
                     events.send { [failed = response?.request ?? shown(request), response, attempts, duration = taskStarted.secondsElapsed] in
                         $0.attemptDidFail(failed, response: response, error: error, attempt: attempts, duration: duration, context: context)
