@@ -45,13 +45,13 @@ final class CallGroups: @unchecked Sendable {
         waiter.continuation = continuation
         if let group = groups[key] {
             waiter.group = group
-            group.waiters[ObjectIdentifier(waiter)] = waiter
+            group.joiners[ObjectIdentifier(waiter)] = waiter
             group.callers.extend(to: waiter.expiry)
             lock.unlock()
             return .joined
         }
         let group = CallGroup(key: key, callers: LatestDeadline(waiter.expiry))
-        group.waiters[ObjectIdentifier(waiter)] = waiter
+        group.starter = waiter
         waiter.group = group
         groups[key] = group
         lock.unlock()
@@ -91,8 +91,8 @@ final class CallGroups: @unchecked Sendable {
         waiter.continuation = nil
         var (cancelled, queued): (Task<Void, Never>?, SlotWaiter?) = (nil, nil)
         if let group = waiter.group {
-            group.waiters[ObjectIdentifier(waiter)] = nil
-            if group.waiters.isEmpty, !group.ended {
+            if group.starter === waiter { group.starter = nil } else { group.joiners[ObjectIdentifier(waiter)] = nil }
+            if group.starter == nil, group.joiners.isEmpty, !group.ended {
                 group.ended = true
                 waiter.endedItsGroup = true
                 if let error = error as? NetworkError, case .deadlineExceeded = error { group.callers.cut(by: error) }
@@ -124,20 +124,30 @@ final class CallGroups: @unchecked Sendable {
         }
         group.ended = true
         if groups[group.key] === group { groups[group.key] = nil }
+        let starter = group.starter.flatMap { waiter in waiter.continuation.map { (waiter, $0) } }
+        group.starter?.continuation = nil
+        group.starter = nil
         var handed: [(CallWaiter, UnsafeContinuation<Response, any Error>)] = []
-        for waiter in group.waiters.values {
-            if let continuation = waiter.continuation { handed.append((waiter, continuation)) }
-            waiter.continuation = nil
-        }
-        group.waiters = [:]
-        lock.unlock()
-        for (waiter, continuation) in handed {
-            switch outcome {
-            case .success(let response): continuation.resume(returning: response)
-            // A retry delay outlasting every caller's deadline (``Deadline/callers``): in its own seconds.
-            case .failure(NetworkError.deadlineExceeded): continuation.resume(throwing: waiter.deadlineError)
-            case .failure(let error): continuation.resume(throwing: error)
+        if !group.joiners.isEmpty {
+            handed.reserveCapacity(group.joiners.count)
+            for waiter in group.joiners.values {
+                if let continuation = waiter.continuation { handed.append((waiter, continuation)) }
+                waiter.continuation = nil
             }
+            group.joiners = [:]
+        }
+        lock.unlock()
+        if let (waiter, continuation) = starter { Self.hand(outcome, to: waiter, continuation) }
+        for (waiter, continuation) in handed { Self.hand(outcome, to: waiter, continuation) }
+    }
+
+    /// Resumes `waiter`'s `continuation` with `outcome`.
+    private static func hand(_ outcome: Result<Response, any Error>, to waiter: CallWaiter, _ continuation: UnsafeContinuation<Response, any Error>) {
+        switch outcome {
+        case .success(let response): continuation.resume(returning: response)
+        // A retry delay outlasting every caller's deadline (``Deadline/callers``): in its own seconds.
+        case .failure(NetworkError.deadlineExceeded): continuation.resume(throwing: waiter.deadlineError)
+        case .failure(let error): continuation.resume(throwing: error)
         }
     }
 }
@@ -146,7 +156,10 @@ final class CallGroups: @unchecked Sendable {
 final class CallGroup: @unchecked Sendable {
     // @unchecked: every `var` is guarded by the lock of the ``CallGroups`` that holds it.
     let key: CallGroupKey
-    var waiters: [ObjectIdentifier: CallWaiter] = [:]
+    /// The caller that started it, while it waits: a group of one needs no dictionary.
+    var starter: CallWaiter?
+    /// The callers that joined it, while they wait.
+    var joiners: [ObjectIdentifier: CallWaiter] = [:]
     /// The latest deadline among its callers so far: the exchange's ``Deadline/callers``.
     let callers: LatestDeadline
     var exchange: Task<Void, Never>?
@@ -176,10 +189,8 @@ final class CallWaiter: WatchedAttempt, @unchecked Sendable {
     let built: URLRequest
     /// When the call began.
     let started: DispatchTime
-    /// The group it enters; `nil` when it may not share after all (its account).
-    let key: CallGroupKey?
-    /// Whether it has a key (read without copying the key).
-    let mayShare: Bool
+    /// The group it enters.
+    let key: CallGroupKey
     /// The caller's own context, once it needs one (its account was asked for, or it joined and the
     /// monitors are told).
     var context: RequestContext?
@@ -192,7 +203,7 @@ final class CallWaiter: WatchedAttempt, @unchecked Sendable {
     /// It was the last of its group to leave: it cancelled the exchange.
     var endedItsGroup = false
 
-    init(groups: CallGroups, deadline: Deadline, built: URLRequest, started: DispatchTime, context: RequestContext?, key: CallGroupKey?) {
+    init(groups: CallGroups, deadline: Deadline, built: URLRequest, started: DispatchTime, context: RequestContext?, key: CallGroupKey) {
         self.groups = groups
         self.expiry = deadline.expiry
         self.seconds = deadline.seconds
@@ -200,7 +211,6 @@ final class CallWaiter: WatchedAttempt, @unchecked Sendable {
         self.started = started
         self.context = context
         self.key = key
-        self.mayShare = key != nil
     }
 
     /// The caller's deadline.

@@ -17,28 +17,23 @@ extension NetworkProvider {
     ///
     /// A caller that waits keeps small frames only: the request is built, the account asked and the group
     /// entered by functions that have returned by then (see ``CallStart`` for why it matters: 10,000 calls
-    /// queued behind a limit).
+    /// queued behind a limit), and this one has two calls that return a ``Response`` (each takes room in
+    /// its frame, which stays while it waits).
     func coalescedResponse(_ endpoint: some Endpoint, interceptor: (any RequestInterceptor)?) async throws -> Response {
-        guard sharesExchange(endpoint, interceptor: interceptor) else { return try await soloResponse(endpoint, interceptor: interceptor) }
-        guard let caller = try await sharingCaller(for: endpoint) else {   // it has a body: its own pipeline
-            return try await performAlone(endpoint, interceptor: nil, prebuilt: nil)
+        if sharesExchange(endpoint, interceptor: interceptor), let caller = try await sharingCaller(for: endpoint) {
+            return try await share(caller, endpoint: endpoint)
         }
-        guard caller.mayShare else { return try await performAlone(endpoint, interceptor: nil, prebuilt: caller.built) }
-        // Each caller watches its own deadline (it leaves when it passes, even before it entered); the
-        // shared exchange has none of its own (see CallGroups), only its callers' latest for retry delays.
-        attemptWatch.watch(caller, until: caller.expiry)
-        defer { attemptWatch.unwatch(caller) }
-        return try await share(caller, endpoint: endpoint)
+        return try await soloResponse(endpoint, interceptor: interceptor)   // a body, or an account that cannot share
     }
 
     /// Builds the request of a call that may share and asks the provider's interceptor for its account:
-    /// the caller, whose ``CallWaiter/key`` is `nil` when it may not share after all (an account that
-    /// cannot share, or no key); `nil` when the call has a body.
+    /// the caller; `nil` when it may not share after all (it has a body, its account cannot share, or its
+    /// request has no key): it runs as a call of its own.
     @inline(never)
     private func sharingCaller(for endpoint: some Endpoint) async throws -> CallWaiter? {
         let started = DispatchTime.now()
         let (built, body) = try builtRequestAndBody(for: endpoint)
-        guard body == nil else { return nil }
+        guard body == nil else { return nil }   // never shared: its own pipeline
         let deadline = try Deadline(seconds: endpoint.deadline ?? self.deadline)
         var context: RequestContext?
         var account: (partition: String?, epoch: Int)? = (nil, 0)
@@ -51,24 +46,25 @@ extension NetworkProvider {
             case .unknownAccount: account = nil   // authenticated for no known account: never shared (two users never share)
             }
         }
-        let key = account.flatMap { CallGroupKey(built, endpoint: endpoint, account: $0) }
+        guard let key = account.flatMap({ CallGroupKey(built, endpoint: endpoint, account: $0) }) else { return nil }
         return CallWaiter(groups: callGroups, deadline: deadline, built: built, started: started, context: context, key: key)
     }
 
-    /// A call that runs its own pipeline from its start, as built when `prebuilt` is given (see
-    /// ``sharingCaller(for:)``); a function of its own, so that the pipeline's arguments are in no frame
-    /// that waits in the queue.
+    /// A call that runs its own pipeline from its start; a function of its own, so that the pipeline's
+    /// arguments are in no frame that waits in the queue.
     @inline(never)
-    private func performAlone(_ endpoint: some Endpoint, interceptor: (any RequestInterceptor)?, prebuilt: URLRequest?) async throws -> Response {
-        var mode = TransferMode()
-        mode.prebuilt = prebuilt
-        return try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: mode).response
+    private func performAlone(_ endpoint: some Endpoint, interceptor: (any RequestInterceptor)?) async throws -> Response {
+        try await perform(endpoint, interceptor: interceptor, refreshing: nil, mode: TransferMode()).response
     }
 
     /// `caller` joins the group of its key, or starts it, and waits for the shared outcome. What it holds
     /// while it waits is `caller` (see ``CallStart``): the rest is done by functions that return.
     @inline(never)
     private func share(_ caller: CallWaiter, endpoint: some Endpoint) async throws -> Response {
+        // Each caller watches its own deadline (it leaves when it passes, even before it entered); the
+        // shared exchange has none of its own (see CallGroups), only its callers' latest for retry delays.
+        attemptWatch.watch(caller, until: caller.expiry)
+        defer { attemptWatch.unwatch(caller) }
         do {
             return joinedCallEnded(
                 caller,
@@ -80,10 +76,7 @@ extension NetworkProvider {
                     callGroups.leave(caller, with: NetworkError.cancelled)
                 })
         } catch {
-            // The starter that left last (cancelled, or its deadline passed): its exchange's events are its
-            // call's, told before the call returns; the exchange, cancelled, ends at once.
-            if !caller.joined, let exchange = callGroups.exchange(leftLastBy: caller) { await exchange.value }
-            throw joinedCallEnded(caller, throwing: error)
+            throw await callEnded(caller, throwing: error)
         }
     }
 
@@ -102,6 +95,15 @@ extension NetworkProvider {
         response.storedReport = report
         reportJoinedCallEnd(caller.built, result: .success(response), duration: duration, context: caller.context)
         return response
+    }
+
+    /// `error` as `caller` throws it. The starter that left last (cancelled, or its deadline passed) waits
+    /// for the exchange it cancelled, which ends at once: that exchange's events are its call's, told before
+    /// the call returns. A function of its own, so that the frame that waits holds nothing for it.
+    @inline(never)
+    private func callEnded(_ caller: CallWaiter, throwing error: any Error) async -> any Error {
+        if !caller.joined, let exchange = callGroups.exchange(leftLastBy: caller) { await exchange.value }
+        return joinedCallEnded(caller, throwing: error)
     }
 
     /// `error` as `caller` throws it, its end told when it joined.
@@ -125,8 +127,7 @@ extension NetworkProvider {
     /// flight (the monitors told).
     @inline(never)
     private func enter(_ caller: CallWaiter, endpoint: some Endpoint, continuation: UnsafeContinuation<Response, any Error>) {
-        guard let key = caller.key else { return continuation.resume(throwing: NetworkError.cancelled) }   // never: checked before
-        switch callGroups.enter(caller, key: key, continuation: continuation) {
+        switch callGroups.enter(caller, key: caller.key, continuation: continuation) {
         case .started(let group):
             start(group, endpoint: endpoint, caller: caller)
         case .joined:
@@ -224,7 +225,7 @@ extension NetworkProvider {
     @inline(never)
     private func soloResponse(_ endpoint: some Endpoint, interceptor: (any RequestInterceptor)?) async throws -> Response {
         guard cache == nil, interceptor == nil, self.interceptor == nil else {
-            return try await performAlone(endpoint, interceptor: interceptor, prebuilt: nil)
+            return try await performAlone(endpoint, interceptor: interceptor)
         }
         let started = DispatchTime.now()
         let (built, body, deadline): (URLRequest, RequestBody.Encoded?, Deadline)
@@ -232,16 +233,16 @@ extension NetworkProvider {
             (built, body) = try builtRequestAndBody(for: endpoint)
             deadline = try Deadline(seconds: endpoint.deadline ?? self.deadline)
         } catch {   // the pipeline fails it as it fails any call
-            return try await performAlone(endpoint, interceptor: interceptor, prebuilt: nil)
+            return try await performAlone(endpoint, interceptor: interceptor)
         }
         var bodyFile: URL?
         switch body {
         case .file(let file, _)?: bodyFile = file
-        case .spooled?: return try await performAlone(endpoint, interceptor: interceptor, prebuilt: nil)
+        case .spooled?: return try await performAlone(endpoint, interceptor: interceptor)
         case .inline?, nil: break
         }
         guard takesSlotFirst(endpoint, built: built, interceptor: nil) else {
-            return try await performAlone(endpoint, interceptor: interceptor, prebuilt: nil)
+            return try await performAlone(endpoint, interceptor: interceptor)
         }
         let context = RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: nil)
         if !events.isEmpty { events.send { [shown = shown(built)] in $0.requestDidBuild(shown, context: context) } }
