@@ -19,6 +19,7 @@ extension NetworkProvider {
     /// entered by functions that have returned by then (see ``CallStart`` for why it matters: 10,000 calls
     /// queued behind a limit), and this one has two calls that return a ``Response`` (each takes room in
     /// its frame, which stays while it waits).
+    @inline(__always)
     func coalescedResponse(_ endpoint: some Endpoint, interceptor: (any RequestInterceptor)?) async throws -> Response {
         if sharesExchange(endpoint, interceptor: interceptor), let caller = try await sharingCaller(for: endpoint) {
             return try await share(caller, endpoint: endpoint)
@@ -161,35 +162,43 @@ extension NetworkProvider {
     /// and its waiter have no deadline of their own (see ``CallGroups``): only its callers' latest, for
     /// retry delays; its error is in the starter's seconds.
     private func start(_ group: CallGroup, endpoint: some Endpoint, caller: CallWaiter) {
-        var deadline = Deadline(seconds: caller.seconds, expiry: nil)
-        deadline.callers = group.callers
-        let (built, started) = (caller.built, caller.started)
-        let mode = {
-            var mode = TransferMode()
-            (mode.prebuilt, mode.deadline) = (built, deadline)
-            return mode
-        }()
+        let built = caller.built
         guard takesSlotFirst(endpoint, built: built, interceptor: nil) else {
-            callGroups.attach(startExchange(of: group, endpoint: endpoint, mode: mode), to: group)
+            callGroups.attach(startExchange(of: group, endpoint: endpoint, mode: Self.exchangeMode(of: group, startedBy: caller)), to: group)
             return
         }
         let context = RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: nil)
         if !events.isEmpty { events.send { [shown = shown(built)] in $0.requestDidBuild(shown, context: context) } }
         if let slot = freeSlot(for: built, context: context) {   // the usual case: no waiter, no callback to make
-            let start = CallStart(context: context, started: started, slot: .success(slot))
+            let start = CallStart(context: context, started: caller.started, slot: .success(slot))
+            let mode = Self.exchangeMode(of: group, startedBy: caller)
             callGroups.attach(startExchange(of: group, endpoint: endpoint, mode: mode, start: start), to: group)
             return
         }
         let callGroups = self.callGroups
-        let (start, waiter) = slotFirst(for: built, context: context, deadline: deadline, started: started) { [self] start in
+        let deadline = Self.exchangeMode(of: group, startedBy: caller).deadline ?? caller.deadline
+        // The callback keeps the caller, not the exchange's mode: a queued group holds little.
+        let (start, waiter) = slotFirst(for: built, context: context, deadline: deadline, started: caller.started) { [self] start in
             // Granted from the queue (on the thread that gave a slot back), or it left the queue: a task now.
+            let mode = Self.exchangeMode(of: group, startedBy: caller)
             callGroups.attach(Task { await runExchange(of: group, endpoint: endpoint, mode: mode, start: start) }, to: group)
         }
         if let start {
-            callGroups.attach(startExchange(of: group, endpoint: endpoint, mode: mode, start: start), to: group)
+            callGroups.attach(startExchange(of: group, endpoint: endpoint, mode: Self.exchangeMode(of: group, startedBy: caller), start: start), to: group)
         } else if let waiter {
             callGroups.queue(waiter, for: group)
         }
+    }
+
+    /// How the exchange of `group`, which `caller` started, runs: its request as the caller built it, and
+    /// no deadline of its own (see ``CallGroups``): only its callers' latest, for retry delays; its error
+    /// in the starter's seconds.
+    private static func exchangeMode(of group: CallGroup, startedBy caller: CallWaiter) -> TransferMode {
+        var deadline = Deadline(seconds: caller.seconds, expiry: nil)
+        deadline.callers = group.callers
+        var mode = TransferMode()
+        (mode.prebuilt, mode.deadline) = (caller.built, deadline)
+        return mode
     }
 
     /// The task that runs the exchange of `group`: a task of its own, so that the caller that started it may
