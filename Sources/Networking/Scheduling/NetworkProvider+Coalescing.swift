@@ -21,33 +21,46 @@ extension NetworkProvider {
     /// its frame, which stays while it waits).
     @inline(__always)
     func coalescedResponse(_ endpoint: some Endpoint, interceptor: (any RequestInterceptor)?) async throws -> Response {
-        if sharesExchange(endpoint, interceptor: interceptor), let caller = try await sharingCaller(for: endpoint) {
-            return try await share(caller, endpoint: endpoint)
+        if sharesExchange(endpoint, interceptor: interceptor) {
+            // Without an account to ask, the caller is made in a synchronous function: no async frame of it
+            // makes the caller's task hold more while it waits.
+            let caller = self.interceptor is any CachePartitioning ? try await accountCaller(for: endpoint) : try sharingCaller(for: endpoint)
+            if let caller { return try await share(caller, endpoint: endpoint) }
         }
         return try await soloResponse(endpoint, interceptor: interceptor)   // a body, or an account that cannot share
     }
 
-    /// Builds the request of a call that may share and asks the provider's interceptor for its account:
-    /// the caller; `nil` when it may not share after all (it has a body, its account cannot share, or its
-    /// request has no key): it runs as a call of its own.
+    /// Builds the request of a call that may share, with no account (the provider's interceptor has none to
+    /// tell, see ``accountCaller(for:)``): the caller; `nil` when it may not share after all (it has a
+    /// body, or its request has no key): it runs as a call of its own.
     @inline(never)
-    private func sharingCaller(for endpoint: some Endpoint) async throws -> CallWaiter? {
+    private func sharingCaller(for endpoint: some Endpoint) throws -> CallWaiter? {
         let started = DispatchTime.now()
         let (built, body) = try builtRequestAndBody(for: endpoint)
         guard body == nil else { return nil }   // never shared: its own pipeline
         let deadline = try Deadline(seconds: endpoint.deadline ?? self.deadline)
-        var context: RequestContext?
-        var account: (partition: String?, epoch: Int)? = (nil, 0)
+        guard let key = CallGroupKey(built, endpoint: endpoint, account: (nil, 0)) else { return nil }
+        return CallWaiter(groups: callGroups, deadline: deadline, built: built, started: started, context: nil, key: key)
+    }
+
+    /// ``sharingCaller(for:)`` when the provider's interceptor tells accounts (``CachePartitioning``): it is
+    /// asked for the call's, and a call for no known account never shares (two users never share).
+    @inline(never)
+    private func accountCaller(for endpoint: some Endpoint) async throws -> CallWaiter? {
+        let started = DispatchTime.now()
+        let (built, body) = try builtRequestAndBody(for: endpoint)
+        guard body == nil else { return nil }   // never shared: its own pipeline
+        let deadline = try Deadline(seconds: endpoint.deadline ?? self.deadline)
+        var account: (partition: String?, epoch: Int) = (nil, 0)
+        let context = RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: nil)
         if let partitioning = self.interceptor as? any CachePartitioning {
-            let made = RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: nil)
-            context = made
-            switch await partitioning.cachePartition(for: built, context: made) {
+            switch await partitioning.cachePartition(for: built, context: context) {
             case .notAuthenticated: break
             case .account(let stamp): account = (stamp.partition, stamp.value)
-            case .unknownAccount: account = nil   // authenticated for no known account: never shared (two users never share)
+            case .unknownAccount: return nil   // authenticated for no known account
             }
         }
-        guard let key = account.flatMap({ CallGroupKey(built, endpoint: endpoint, account: $0) }) else { return nil }
+        guard let key = CallGroupKey(built, endpoint: endpoint, account: account) else { return nil }
         return CallWaiter(groups: callGroups, deadline: deadline, built: built, started: started, context: context, key: key)
     }
 
