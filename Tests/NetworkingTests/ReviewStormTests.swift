@@ -291,6 +291,29 @@ struct ReviewStormTests {
         #expect(api.refreshCount == refreshes)
         #expect(api.expiredResponseCount == expired)
     }
+
+    @Test func aCredentialAdoptedAfterA403ForARecentlyRefreshedTokenIsPublishedToTheNextStorm() async throws {
+        // GIVEN an API whose expired status is 403 and an app that refreshed moments ago (its clock stands still)
+        let api = MockAuthServer(expiredStatusCode: 403)
+        let clock = TestClock()
+        let store = InMemoryCredentialStore(MockAuthServer.initialCredential)
+        let (app, _) = api.makeAuthenticatedProvider(store: store, now: { clock.now })
+        #expect(await Self.call(app, api, "/app-first") == .sent(token: "access-1"))
+        // and its extension, sharing the store, refreshed since (the app's token is no longer valid)
+        let (appExtension, _) = api.makeAuthenticatedProvider(store: store)
+        api.expireAccessTokens()
+        #expect(await Self.call(appExtension, api, "/extension") == .sent(token: "access-2"))
+        // WHEN the app's call meets a 403 with its recent token: no refresh, the store's credential is adopted
+        #expect(await Self.call(app, api, "/app-adopting") == .sent(token: "access-2"))
+        let refreshes = api.refreshCount
+        let expired = api.expiredResponseCount
+        // THEN the next storm carries the adopted token on every first attempt (it was published when adopted)
+        let next = await Self.storm(app, api, prefix: "adopted403")
+        #expect(next.allSatisfy { $0 == .sent(token: "access-2") })
+        #expect(Self.tokensSent(api, marker: "/adopted403-").count == Self.stormSize)
+        #expect(api.refreshCount == refreshes)
+        #expect(api.expiredResponseCount == expired)
+    }
 }
 
 /// The token a sign-in returned, set by the task that signs in.
