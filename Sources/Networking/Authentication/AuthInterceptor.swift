@@ -107,10 +107,12 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
     /// Access tokens of credentials this interceptor held before the current one: the store is never
     /// read back into one of them.
     var heldAccessTokens: Set<String> = []
-    /// Requests waiting for a running refresh (for tests).
+    /// Requests waiting for a running refresh (for tests). The call whose 401 started the refresh is not
+    /// among them: it awaits the refresh task directly.
     var refreshWaiterCount = 0
-    /// When ``credential``'s access token expires, if known.
-    var expiry: Date?
+    /// When ``credential``'s access token expires, if known. Set only with the credential (its `didSet`),
+    /// before the token is published: the published token and its expiry never disagree.
+    private(set) var expiry: Date?
     var isLoaded = false {
         didSet { publishToken() }
     }

@@ -4,13 +4,14 @@ import Foundation
 /// without a turn of the actor: the adapt of an ordinary call takes it under a lock instead of hopping onto the
 /// interceptor and back (two task switches an attempt, the costliest part of attaching a token).
 ///
-/// The interceptor publishes it on every change of the state it is made from (the credential, its expiry,
+/// The interceptor publishes it on every change of the state it is made from (the credential with its expiry,
 /// whether the store was read, a running refresh, an expired session), in the same turn of the actor as the
-/// change: a reader sees either the state before a change or after it, as a call that took its turn just
-/// before or just after would. There is a token only when the slow path would return the current credential's
-/// token at once: the store was read, a credential is held, no refresh runs and the session has not expired.
-/// The reader still declines it when the expiry is known and within the refresh leeway (a proactive refresh
-/// may be due: that is decided on the actor).
+/// change. A turn may publish more than once (a sign-in publishes the new credential before it resets the
+/// rest of the session), and that is safe because the reader uses only the token and its expiry: at any point
+/// of a turn, a published token is one the actor would hand out. There is a token only when the slow path
+/// would return the current credential's token at once: the store was read, a credential is held, no refresh
+/// runs and the session has not expired. The reader still declines it when the expiry is known and within the
+/// refresh leeway (a proactive refresh may be due, or paused: that is decided on the actor).
 final class PublishedToken: @unchecked Sendable {
     // @unchecked: `state` is guarded by `lock`.
     private let lock = NSLock()
