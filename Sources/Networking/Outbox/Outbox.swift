@@ -179,7 +179,7 @@ public actor Outbox {
             snapshot.record.account = account
         }
         guard !isClosed else { throw OutboxError.closed }
-        let estimated = snapshot.estimatedBodySize + 1_024
+        var estimated = snapshot.estimatedBodySize + 1_024   // reserved until written; the exact size once known
         try checkRoom(for: estimated)
         snapshot.record.sequence = nextSequence
         snapshot.record.group = group
@@ -201,22 +201,43 @@ public actor Outbox {
             }
             wake()
         }
-        let persisted: (record: OutboxRecord, size: Int64)
+        let prepared: PreparedMutation
         do {
-            persisted = try await snapshot.persist(in: store)   // with its inline body
+            prepared = try await snapshot.prepare(in: store)   // the body copied, the record encoded: its size known
         } catch {
             throw Self.enqueueError(error)
         }
-        guard count - 1 < configuration.maximumCount, storedBytes + reservedBytes - estimated + persisted.size <= configuration.maximumBytes else {
-            try? await BlockingFileWork.run { [store] _ in try store.remove(persisted.record) }   // larger than estimated: not kept
-            throw OutboxError.full(count: count - 1, bytes: storedBytes + reservedBytes - estimated)
+        // Larger than estimated and no room: refused before the record is written (never one on disk that
+        // the next launch would deliver although the caller was told it was refused).
+        let held = storedBytes + reservedBytes - estimated
+        guard count - 1 < configuration.maximumCount, held + prepared.size <= configuration.maximumBytes else {
+            do {
+                try await BlockingFileWork.run { [store] _ in try prepared.removeBody(in: store) }
+            } catch {
+                throw OutboxError.storageFailed("the outbox is full, and the copy of the body was not removed: \(Self.enqueueError(error))")
+            }
+            throw OutboxError.full(count: count - 1, bytes: held)
         }
-        var record = persisted.record
+        reservedBytes += prepared.size - estimated
+        estimated = prepared.size
+        do {
+            try await BlockingFileWork.run { [store] _ in
+                do {
+                    try prepared.write(in: store)
+                } catch {
+                    if let body = prepared.bodyPath { PreparedMutation.removeBodyLeavingNoRecord(body, in: store) }
+                    throw error
+                }
+            }
+        } catch {
+            throw Self.enqueueError(error)
+        }
+        var record = prepared.record
         let isWhole = OutboxStore.keepsInline(&record, budget: &inlineBudget)
-        entries[record.id] = Entry(record: record, size: persisted.size, isWhole: isWhole)
-        storedBytes += persisted.size
+        entries[record.id] = Entry(record: record, size: prepared.size, isWhole: isWhole)
+        storedBytes += prepared.size
         insert(record, in: lane)
-        return record.mutation(size: persisted.size)
+        return record.mutation(size: prepared.size)
     }
 
     /// The mutations held, being written, and delivered but not yet removed from the folder.

@@ -110,14 +110,18 @@ struct OutboxStore: Sendable {
     /// Writes `record` (replacing its earlier version) and returns its size on disk.
     @discardableResult
     func write(_ record: OutboxRecord) throws(DurabilityError) -> Int64 {
-        let durable: DurableRecord
+        let durable = try encode(record)
+        try records.write(durable, named: record.id)
+        return Int64(DurableRecord.headerSize + durable.payload.count)
+    }
+
+    /// `record` as it is written.
+    func encode(_ record: OutboxRecord) throws(DurabilityError) -> DurableRecord {
         do {
-            durable = try record.durableRecord()
+            return try record.durableRecord()
         } catch {
             throw .failed("encode", records.recordPath(record.id), errno: EINVAL)
         }
-        try records.write(durable, named: record.id)
-        return Int64(DurableRecord.headerSize + durable.payload.count)
     }
 
     /// The record of `id` as it is on disk (its inline body included), or why it cannot be read.
