@@ -35,7 +35,7 @@ struct OutboxStore: Sendable {
     let bodies: String
     let removeFile: FileRemoval
 
-    init(folder: URL, removeFile: @escaping FileRemoval = { path, syncsFolder throws(DurabilityError) in try DurableFile.remove(path, syncsFolder: syncsFolder) }) {
+    init(folder: URL, removeFile: @escaping FileRemoval = OutboxStore.removeFileDurably) {
         self.folder = folder
         self.removeFile = removeFile
         let root = folder.standardizedFileURL.path
@@ -150,6 +150,11 @@ struct OutboxStore: Sendable {
     /// The path of the body file `name`.
     func bodyPath(_ name: String) -> String {
         bodies + "/" + name
+    }
+
+    /// ``DurableFile/remove(_:syncsFolder:)``: how a store removes files unless told otherwise.
+    static let removeFileDurably: FileRemoval = { path, syncsFolder throws(DurabilityError) in
+        try DurableFile.remove(path, syncsFolder: syncsFolder)
     }
 
     /// The size of the file at `path`, or `nil` when there is none.
