@@ -135,7 +135,8 @@ public actor Outbox {
         OutboxOutcomes(broadcaster: broadcaster)
     }
 
-    /// The mutations waiting to be delivered (the one in flight included), in enqueue order.
+    /// The mutations waiting to be delivered (the one in flight included, and one delivered until its
+    /// ``OutboxOutcome/delivered(_:_:)`` is reported), in enqueue order.
     public var pending: [OutboxMutation] { mutations(in: .pending) }
 
     /// The mutations that failed for good, in enqueue order: ``retry(_:)`` or ``discard(_:)`` them.
@@ -145,8 +146,9 @@ public actor Outbox {
     public var damaged: [OutboxDamagedRecord] { damagedRecords }
 
     private func mutations(in state: OutboxMutation.State) -> [OutboxMutation] {
-        entries.values.filter { $0.record.state == state }.sorted { $0.record.sequence < $1.record.sequence }
-            .map { $0.record.mutation(size: $0.size) }
+        var found = entries.values.filter { $0.record.state == state }
+        if state == .pending { found += reports.compactMap(\.removing) }   // delivered, not yet reported: still listed
+        return found.sorted { $0.record.sequence < $1.record.sequence }.map { $0.record.mutation(size: $0.size) }
     }
 
     /// Persists `endpoint`'s mutation and returns it; it is delivered after the mutations enqueued before
