@@ -39,26 +39,29 @@ extension Outbox {
     /// queue for all the records acknowledged meanwhile), then reports the batch's outcomes in order.
     private func removeAcknowledged() async {
         while !reports.isEmpty {
-            let batch = reports
-            reports.removeAll()
+            let batch = reports   // kept in `reports` (listed in `pending`) until reported
             let records = batch.compactMap { $0.removing?.record }
-            if !records.isEmpty {
+            let outcomes = batch.map(\.outcome)
+            if records.isEmpty {
+                for outcome in outcomes { broadcaster.send(outcome) }
+            } else {
                 do {
-                    try await BlockingFileWork.run { [store] _ in
+                    try await BlockingFileWork.run { [store, broadcaster] _ in
                         for record in records {
                             // A record not removed (the disk refused) stays: the next outbox sends it again with
                             // its key, which the server answers as before. Reported delivered all the same.
                             do { try store.remove(record, durably: false) } catch {}
                         }
+                        // Reported once removed, and before `pending` stops listing them (back on the actor).
+                        for outcome in outcomes { broadcaster.send(outcome) }
                     }
                 } catch {}   // the work above does not throw
             }
+            reports.removeFirst(batch.count)   // those queued meanwhile stay, for the next batch
             for report in batch {
-                if let removed = report.removing {
-                    storedBytes -= removed.size
-                    removingCount -= 1
-                }
-                broadcaster.send(report.outcome)
+                guard let removed = report.removing else { continue }
+                storedBytes -= removed.size
+                removingCount -= 1
             }
         }
         removalTask = nil
