@@ -23,7 +23,9 @@
 //                                           each through a fresh MockAuthServer and provider with an
 //                                           AuthInterceptor: the token expired (unknown expiry: 401s, one
 //                                           shared refresh, resends) or valid; fails unless every expired
-//                                           storm refreshed exactly once and every valid one never
+//                                           storm refreshed exactly once and every valid one never. The
+//                                           provider is an app's: the interceptor its own, the mock's routing
+//                                           header from the configuration (as provider-plain's)
 //   floor-storm-expired, floor-storm-valid  the same storms with no provider: raw code on the floor's transport
 //                                           with the leanest correct single-flight refresh (RawTokens)
 //   outbox-memory                           <requests> mutations queued in an Outbox: peak RSS growth (OutboxMemory.swift)
@@ -307,7 +309,12 @@ Task.detached { [prepare, check] in
                         try await group.waitForAll()
                     }
                 } else {
-                    let (provider, _) = api.makeAuthenticatedProvider()
+                    // As an app has it: the interceptor is the provider's own, and the mock's routing header comes from
+                    // the configuration (as provider-plain's), not from a routing adapter that no app has.
+                    let configuration = api.mock.makeConfiguration()
+                    configuration.httpAdditionalHeaders = [MockURLProtocol.serverHeader: api.mock.id]
+                    let auth = api.makeInterceptor(store: InMemoryCredentialStore(MockAuthServer.initialCredential))
+                    let provider = NetworkProvider(configuration: configuration, interceptor: auth)
                     let endpoints = (0..<stormSize).map { api.resource("/items/\($0)") }
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         for endpoint in endpoints {

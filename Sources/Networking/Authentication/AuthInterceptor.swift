@@ -101,23 +101,34 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
                 if heldAccessTokens.count >= 64 { heldAccessTokens.removeAll() }   // a bound, not a history
                 heldAccessTokens.insert(oldValue.accessToken)
             }
+            publishToken()
         }
     }
     /// Access tokens of credentials this interceptor held before the current one: the store is never
     /// read back into one of them.
     var heldAccessTokens: Set<String> = []
-    /// Requests waiting for a running refresh (for tests).
+    /// Requests waiting for a running refresh (for tests). The call whose 401 started the refresh is not
+    /// among them: it awaits the refresh task directly.
     var refreshWaiterCount = 0
-    /// When ``credential``'s access token expires, if known.
-    var expiry: Date?
-    var isLoaded = false
+    /// When ``credential``'s access token expires, if known. Set only with the credential (its `didSet`),
+    /// before the token is published: the published token and its expiry never disagree.
+    private(set) var expiry: Date?
+    var isLoaded = false {
+        didSet { publishToken() }
+    }
     /// The store read that calls arriving before ``isLoaded`` wait for (see `loadedCredential()`).
     var storeRead: SharedResult<Void>?
     /// Set when a refresh token was rejected, until the next sign-in or sign-out.
-    var sessionDidExpire = false
+    var sessionDidExpire = false {
+        didSet { publishToken() }
+    }
     /// Bumped by sign-in and sign-out: a refresh started before is ignored when it ends.
     var generation = 0
-    var refreshTask: RefreshTask?
+    var refreshTask: RefreshTask? {
+        didSet { publishToken() }
+    }
+    /// The token an ordinary adapt takes without a turn of this actor (see ``PublishedToken``).
+    nonisolated let publishedToken = PublishedToken()
     /// The still-valid credential a running *proactive* refresh started from: requests waiting on it
     /// are sent with this one if the refresh fails for a transient reason.
     var proactiveFallback: Credential?
@@ -295,9 +306,10 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
     public nonisolated func adapt(_ request: URLRequest, for context: RequestContext) async throws -> URLRequest {
         guard needsToken(request, context) else { return request }
         do {
-            if let account = (context.endpoint as? any AccountBoundEndpoint)?.boundAccount {   // an outbox's mutation
+            if let account = context.boundAccount {   // an outbox's mutation: checked and handed out in one turn of the actor
                 return header.apply(try await accessToken(for: context, boundTo: account), to: request)
             }
+            if let token = readyToken() { return header.apply(token, to: request) }   // no refresh due or running: no actor hop
             return header.apply(try await accessToken(for: context), to: request)
         } catch is CancellationError {
             throw NetworkError.cancelled

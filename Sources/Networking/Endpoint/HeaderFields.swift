@@ -18,10 +18,16 @@ enum HeaderFields {
     /// Foundation's locale-aware comparison, which costs more than the whole lookup.
     static func sameName(_ a: String, _ b: String) -> Bool {
         guard a.utf8.count == b.utf8.count else { return false }
-        for (x, y) in zip(a.utf8, b.utf8) where x != y {
-            guard x | 0x20 == y | 0x20, (x | 0x20) >= 0x61, (x | 0x20) <= 0x7A else { return false }
+        var (a, b) = (a, b)   // `withUTF8` reads a native string's bytes in place (a zip of the two views is not inlined)
+        return a.withUTF8 { a in
+            b.withUTF8 { b in
+                for index in a.indices where a[index] != b[index] {
+                    let (x, y) = (a[index] | 0x20, b[index] | 0x20)
+                    guard x == y, x >= 0x61, x <= 0x7A else { return false }
+                }
+                return true
+            }
         }
-        return true
     }
 
     /// The value of header `name` in `fields`, looked up case-insensitively.

@@ -42,12 +42,15 @@ enum WireValidation {
     }
 
     static func isToken(_ text: String) -> Bool {
-        !text.utf8.isEmpty && text.utf8.allSatisfy(tokenBytes.contains)
+        let tokenBytes = Self.tokenBytes
+        var text = text   // `withUTF8`: the bytes in place, in a loop the optimizer sees whole
+        return text.withUTF8 { bytes in !bytes.isEmpty && bytes.allSatisfy { tokenBytes.contains($0) } }
     }
 
     /// RFC 9110 field-value: visible ASCII, obs-text (bytes from 0x80), space and tab.
     static func isFieldValue(_ text: String) -> Bool {
-        text.utf8.allSatisfy { $0 >= 0x20 ? $0 != 0x7F : $0 == 0x09 }
+        var text = text
+        return text.withUTF8 { bytes in bytes.allSatisfy { $0 >= 0x20 ? $0 != 0x7F : $0 == 0x09 } }
     }
 
     /// The part of `name` before its first byte that is not a token byte, at most 64 bytes: enough to

@@ -25,6 +25,9 @@ public final class RequestContext: @unchecked Sendable {
     /// The key of the entry this background revalidation is about (the account's whose entry answered):
     /// `nil` for any other call.
     let revalidatedKey: CacheKey?
+    /// The account whose token the call may carry (an outbox's mutation, see ``AccountBoundEndpoint``), `nil`
+    /// for any: read once, where the call is made, so that no adapt casts the endpoint.
+    let boundAccount: String?
     /// How long the call waited for a free slot under the provider's ``Scheduling`` limits, in seconds
     /// (see ``CallReport/queueWait``). Written and read only by the call's own task.
     var queueWait: TimeInterval = 0
@@ -45,8 +48,9 @@ public final class RequestContext: @unchecked Sendable {
         self.init(endpoint: endpoint, events: EventDispatcher([]), provider: provider, refreshing: nil)
     }
 
-    init(endpoint: any Endpoint, events: EventDispatcher, provider: NetworkProvider?, refreshing: UUID?, revalidatedKey: CacheKey? = nil) {
+    init(endpoint: some Endpoint, events: EventDispatcher, provider: NetworkProvider?, refreshing: UUID?, revalidatedKey: CacheKey? = nil) {
         self.endpoint = endpoint
+        self.boundAccount = (endpoint as? any AccountBoundEndpoint)?.boundAccount
         self.events = events
         self.provider = provider
         self.refreshing = refreshing

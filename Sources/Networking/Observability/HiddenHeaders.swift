@@ -19,12 +19,18 @@ package enum HiddenHeaders {
     /// `request` without the header fields `names` (lower-cased), whatever their spelling; `request`
     /// itself, not copied, when it has none of them.
     static func removing(_ names: Set<String>, from request: URLRequest) -> URLRequest {
-        guard var fields = request.allHTTPHeaderFields, fields.keys.contains(where: { names.contains($0.lowercased()) }) else {
+        guard var fields = request.allHTTPHeaderFields, fields.keys.contains(where: { isHidden($0, among: names) }) else {
             return request
         }
-        fields = fields.filter { !names.contains($0.key.lowercased()) }
+        fields = fields.filter { !isHidden($0.key, among: names) }
         var request = request
         request.allHTTPHeaderFields = fields   // one assignment (see HeaderFields), not a setValue per name
         return request
+    }
+
+    /// Whether header `name` is one of `names` (lower-cased), whatever its spelling: compared on UTF-8 bytes,
+    /// without lower-casing a copy of every name of every request.
+    private static func isHidden(_ name: String, among names: Set<String>) -> Bool {
+        names.contains { HeaderFields.sameName($0, name) }
     }
 }

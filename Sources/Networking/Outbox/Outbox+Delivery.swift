@@ -25,16 +25,18 @@ extension Outbox {
         wakeSignal.continuation.yield(())
     }
 
-    /// The delivery loop: the next deliverable mutation, sent; or a wait for a wake (no busy loop).
+    /// The delivery loop: while a sender's slot is free, the next deliverable mutation is given to a new
+    /// sender; otherwise a wait for a wake (no busy loop).
     private func deliverUntilClosed(wakes: AsyncStream<Void>) async {
         var wakes = wakes.makeAsyncIterator()
         while !isClosed, !Task.isCancelled {
-            guard inFlight.count < Self.maximumConcurrentSends, let id = await nextDeliverable() else {
+            guard senders.count < Self.maximumConcurrentSends, let id = await claimNextDeliverable() else {
                 if await wakes.next() == nil { return }   // nil: cancelled
                 continue
             }
             let connectivity = provider.connectivity
             if !connectivity.isOnline {
+                inFlight.remove(id)   // not sent now: chosen again once online
                 do {
                     try await connectivity.waitUntilOnline()
                 } catch {
@@ -43,22 +45,50 @@ extension Outbox {
                 }
                 continue   // the world may have changed while offline: choose again
             }
-            guard !isClosed, !Task.isCancelled else { return }
-            inFlight.insert(id)   // until its task starts: not chosen again
-            sendTasks[id] = Task { await self.deliver(id) }
+            guard !isClosed, !Task.isCancelled else {
+                inFlight.remove(id)
+                return
+            }
+            let number = nextSender
+            nextSender += 1
+            senders[number] = Task { await self.send(startingWith: id, sender: number) }
         }
     }
 
     /// How many groups send at once: one request that hangs does not hold the other groups.
     static let maximumConcurrentSends = 4
 
-    /// The pending mutation to send next: of the groups whose head (first pending mutation) is not pausing
-    /// after a failure, is not behind a mutation still being written, and belongs to the account signed in,
-    /// the head enqueued first. A head of another account is held or discarded (``OutboxAccountPolicy``).
+    /// A sender: delivers `first`, then, while online, the next deliverable mutation of any group (the same
+    /// choice the loop makes), one at a time, with no new task and no round trip through the loop a
+    /// delivery; ends when nothing is deliverable (the loop is woken to look again).
+    private func send(startingWith first: String, sender: Int) async {
+        var next: String? = first
+        while let id = next {
+            await deliver(id)
+            next = nil
+            guard !isClosed, !Task.isCancelled, provider.connectivity.isOnline else { break }   // offline: the loop waits
+            // Another group may have become deliverable while the slots were full: the loop fills a free one.
+            if lanes.count > 1, senders.count < Self.maximumConcurrentSends { wake() }
+            next = await claimNextDeliverable()
+        }
+        senders[sender] = nil
+        wake()   // a slot is free
+    }
+
+    /// The pending mutation to send next, claimed (in ``inFlight``: no other sender takes it): of the groups
+    /// whose head (first pending mutation) is not pausing after a failure, is not behind a mutation still
+    /// being written, and belongs to the account signed in, the head enqueued first. A head of another
+    /// account is held or discarded (``OutboxAccountPolicy``).
+    private func claimNextDeliverable() async -> String? {
+        guard let id = await nextDeliverable(), !inFlight.contains(id) else { return nil }
+        inFlight.insert(id)
+        return id
+    }
+
     private func nextDeliverable() async -> String? {
         var candidates: [(lane: Lane, entry: Entry)] = []
-        for (lane, ids) in lanes {
-            guard let head = ids.lazy.compactMap({ self.entries[$0] }).first(where: { $0.record.state == .pending }) else { continue }
+        for (lane, queue) in lanes {
+            guard let head = queue.all.lazy.compactMap({ self.entries[$0] }).first(where: { $0.record.state == .pending }) else { continue }
             if head.isBackingOff || busy.contains(head.record.id) || inFlight.contains(head.record.id) { continue }
             if let writing = writing[lane]?.min(), writing < head.record.sequence { continue }
             candidates.append((lane, head))
@@ -68,7 +98,8 @@ extension Outbox {
             let auth = interceptor(of: head.record)
             switch await match(account, with: auth) {
             case .current:
-                if entries[head.record.id]?.record.state == .pending, !busy.contains(head.record.id) { return head.record.id }
+                let id = head.record.id
+                if entries[id]?.record.state == .pending, !busy.contains(id), !inFlight.contains(id) { return id }
                 continue   // discarded or settled while the account was read
             case .another:
                 if configuration.accountPolicy == .discard, let auth { await discardAll(of: account, with: auth) }
@@ -83,11 +114,7 @@ extension Outbox {
 
     /// Sends the mutation `id` once through the provider's pipeline and settles it.
     private func deliver(_ id: String) async {
-        defer {
-            inFlight.remove(id)
-            sendTasks[id] = nil
-            wake()   // its group's next may go, or another group's while this one held a slot
-        }
+        defer { inFlight.remove(id) }   // its sender chooses next, or wakes the loop
         guard let entry = entries[id] else { return }
         let endpoint: OutboxDeliveryEndpoint
         let stored = entry.isWhole ? .success(entry.record) : await readWhole(id)   // a small body is in memory: no read
@@ -109,11 +136,7 @@ extension Outbox {
         }
         do {
             let response = try await provider.response(endpoint)
-            do {
-                try await remove(id, durably: false, outcome: { .delivered($0, response) })
-            } catch {
-                forget(id, outcome: { .delivered($0, response) })   // its record stays on disk: the next outbox sends it again, with its key
-            }
+            acknowledge(id, response: response)   // its files removed off this path, then reported
         } catch {
             await settle(id, after: error)
         }
@@ -153,7 +176,7 @@ extension Outbox {
             } catch {
                 entries[id]?.record = record   // kept failed in memory; on disk it is pending and is tried again next launch
             }
-            if let failed = entries[id] { broadcaster.send(.failed(failed.record.mutation(size: failed.size), error)) }
+            if let failed = entries[id] { report(.failed(failed.record.mutation(size: failed.size), error)) }
             return
         }
         entry.failures += 1
@@ -198,15 +221,15 @@ extension Outbox {
         entries[record.id]?.record = record
     }
 
-    /// Removes the mutation `id` from the folder (`durably`: see ``OutboxStore/remove(_:durably:)``) and the
+    /// Removes the mutation `id` from the folder, durably (a discard must never come back), and from the
     /// outbox, then reports `outcome` of it.
     /// - Throws: ``OutboxError/mutationInFlight(_:)`` while a retry or another removal works on its file.
-    func remove(_ id: String, durably: Bool = true, outcome: (OutboxMutation) -> OutboxOutcome) async throws {
+    func remove(_ id: String, outcome: (OutboxMutation) -> OutboxOutcome) async throws {
         guard let entry = entries[id] else { return }
         guard busy.insert(id).inserted else { throw OutboxError.mutationInFlight(OutboxMutation.ID(rawValue: id)) }
         defer { busy.remove(id) }
         do {
-            try await BlockingFileWork.run { [store] _ in try store.remove(entry.record, durably: durably) }
+            try await BlockingFileWork.run { [store] _ in try store.remove(entry.record) }
         } catch {
             throw Self.enqueueError(error)
         }
@@ -219,19 +242,20 @@ extension Outbox {
         guard let entry = entries.removeValue(forKey: id) else { return }
         if entry.isWhole, case .inline(let data) = entry.record.body { inlineBudget += Int64(data.count) }
         storedBytes -= entry.size
-        if let index = lanes[entry.lane]?.firstIndex(of: id) { lanes[entry.lane]?.remove(at: index) }   // usually the head
+        lanes[entry.lane]?.remove(id)
         if lanes[entry.lane]?.isEmpty == true { lanes[entry.lane] = nil }
         backoffTasks.removeValue(forKey: id)?.cancel()
-        broadcaster.send(outcome(entry.record.mutation(size: entry.size)))
+        report(outcome(entry.record.mutation(size: entry.size)))
         wake()
     }
 
     /// A record that no longer reads (changed on disk after the outbox opened it): reported, not sent.
     private func markDamaged(_ entry: Entry, reason: String) async {
         guard entries.removeValue(forKey: entry.record.id) != nil else { return }
-        lanes[entry.lane]?.removeAll { $0 == entry.record.id }
+        lanes[entry.lane]?.remove(entry.record.id)
+        if lanes[entry.lane]?.isEmpty == true { lanes[entry.lane] = nil }
         let damaged = OutboxDamagedRecord(name: entry.record.id, size: Int(entry.size), reason: reason)
         damagedRecords.append(damaged)
-        broadcaster.send(.damagedRecord(damaged))
+        report(.damagedRecord(damaged))
     }
 }

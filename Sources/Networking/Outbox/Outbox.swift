@@ -54,7 +54,7 @@ public actor Outbox {
     private nonisolated let lock: DurableFolderLock
 
     var entries: [String: Entry] = [:]
-    var lanes: [Lane: [String]] = [:]   // ids in sequence order
+    var lanes: [Lane: LaneQueue] = [:]   // ids in sequence order
     var writing: [Lane: Set<UInt64>] = [:]   // sequences reserved by enqueues still writing
     var reservedBytes: Int64 = 0
     var inlineBudget: Int64 = 8 * 1_024 * 1_024   // inline bodies kept in memory, at most
@@ -62,8 +62,12 @@ public actor Outbox {
     var storedBytes: Int64 = 0
     var nextSequence: UInt64 = 1
     var damagedRecords: [OutboxDamagedRecord]
-    var inFlight: Set<String> = []   // the mutations being sent: at most one a lane
-    var sendTasks: [String: Task<Void, Never>] = [:]
+    var inFlight: Set<String> = []   // the mutations being sent (claimed by a sender): at most one a lane
+    var senders: [Int: Task<Void, Never>] = [:]   // at most maximumConcurrentSends
+    var nextSender = 0
+    var reports: [PendingReport] = []   // outcomes behind the removal of delivered mutations' files
+    var removalTask: Task<Void, Never>?
+    var removingCount = 0   // delivered mutations whose files are not yet removed
     var dismissed: Set<Dismissal> = []   // under `.discard`: the accounts signed out of an interceptor
     var busy: Set<String> = []   // mutations whose file a retry or a removal is rewriting or removing
     var isClosed = false
@@ -85,10 +89,15 @@ public actor Outbox {
     ///   cannot be read now, such as a file protected while the device is locked, is no damage: try again
     ///   later).
     public init(folder: URL, provider: NetworkProvider, configuration: OutboxConfiguration = OutboxConfiguration()) async throws {
+        try await self.init(store: OutboxStore(folder: folder), provider: provider, configuration: configuration)
+    }
+
+    /// The outbox of `store`'s folder (a test's store removes files its own way).
+    init(store: OutboxStore, provider: NetworkProvider, configuration: OutboxConfiguration) async throws {
+        let folder = store.folder
         self.folder = folder
         self.provider = provider
         self.configuration = configuration
-        let store = OutboxStore(folder: folder)
         self.store = store
         do {
             lock = try DurableFolderLock(folder: folder.standardizedFileURL.path)
@@ -111,7 +120,7 @@ public actor Outbox {
             let entry = Entry(record: loaded.record, size: loaded.size, isWhole: loaded.isWhole)
             if loaded.isWhole, case .inline(let data) = loaded.record.body { inlineBudget -= Int64(data.count) }
             entries[loaded.record.id] = entry
-            lanes[entry.lane, default: []].append(loaded.record.id)
+            lanes[entry.lane, default: LaneQueue()].append(loaded.record.id)
             storedBytes += loaded.size
             nextSequence = max(nextSequence, loaded.record.sequence + 1)
         }
@@ -126,7 +135,8 @@ public actor Outbox {
         OutboxOutcomes(broadcaster: broadcaster)
     }
 
-    /// The mutations waiting to be delivered (the one in flight included), in enqueue order.
+    /// The mutations waiting to be delivered (the one in flight included, and one delivered until its
+    /// ``OutboxOutcome/delivered(_:_:)`` is reported), in enqueue order.
     public var pending: [OutboxMutation] { mutations(in: .pending) }
 
     /// The mutations that failed for good, in enqueue order: ``retry(_:)`` or ``discard(_:)`` them.
@@ -136,8 +146,9 @@ public actor Outbox {
     public var damaged: [OutboxDamagedRecord] { damagedRecords }
 
     private func mutations(in state: OutboxMutation.State) -> [OutboxMutation] {
-        entries.values.filter { $0.record.state == state }.sorted { $0.record.sequence < $1.record.sequence }
-            .map { $0.record.mutation(size: $0.size) }
+        var found = entries.values.filter { $0.record.state == state }
+        if state == .pending { found += reports.compactMap(\.removing) }   // delivered, not yet reported: still listed
+        return found.sorted { $0.record.sequence < $1.record.sequence }.map { $0.record.mutation(size: $0.size) }
     }
 
     /// Persists `endpoint`'s mutation and returns it; it is delivered after the mutations enqueued before
@@ -170,7 +181,7 @@ public actor Outbox {
             snapshot.record.account = account
         }
         guard !isClosed else { throw OutboxError.closed }
-        let estimated = snapshot.estimatedBodySize + 1_024
+        var estimated = snapshot.estimatedBodySize + 1_024   // reserved until written; the exact size once known
         try checkRoom(for: estimated)
         snapshot.record.sequence = nextSequence
         snapshot.record.group = group
@@ -192,26 +203,47 @@ public actor Outbox {
             }
             wake()
         }
-        let persisted: (record: OutboxRecord, size: Int64)
+        let prepared: PreparedMutation
         do {
-            persisted = try await snapshot.persist(in: store)   // with its inline body
+            prepared = try await snapshot.prepare(in: store)   // the body copied, the record encoded: its size known
         } catch {
             throw Self.enqueueError(error)
         }
-        guard count - 1 < configuration.maximumCount, storedBytes + reservedBytes - estimated + persisted.size <= configuration.maximumBytes else {
-            try? await BlockingFileWork.run { [store] _ in try store.remove(persisted.record) }   // larger than estimated: not kept
-            throw OutboxError.full(count: count - 1, bytes: storedBytes + reservedBytes - estimated)
+        // Larger than estimated and no room: refused before the record is written (never one on disk that
+        // the next launch would deliver although the caller was told it was refused).
+        let held = storedBytes + reservedBytes - estimated
+        guard count - 1 < configuration.maximumCount, held + prepared.size <= configuration.maximumBytes else {
+            do {
+                try await BlockingFileWork.run { [store] _ in try prepared.removeBody(in: store) }
+            } catch {
+                throw OutboxError.storageFailed("the outbox is full, and the copy of the body was not removed: \(Self.enqueueError(error))")
+            }
+            throw OutboxError.full(count: count - 1, bytes: held)
         }
-        var record = persisted.record
+        reservedBytes += prepared.size - estimated
+        estimated = prepared.size
+        do {
+            try await BlockingFileWork.run { [store] _ in
+                do {
+                    try prepared.write(in: store)
+                } catch {
+                    if let body = prepared.bodyPath { PreparedMutation.removeBodyLeavingNoRecord(body, in: store) }
+                    throw error
+                }
+            }
+        } catch {
+            throw Self.enqueueError(error)
+        }
+        var record = prepared.record
         let isWhole = OutboxStore.keepsInline(&record, budget: &inlineBudget)
-        entries[record.id] = Entry(record: record, size: persisted.size, isWhole: isWhole)
-        storedBytes += persisted.size
+        entries[record.id] = Entry(record: record, size: prepared.size, isWhole: isWhole)
+        storedBytes += prepared.size
         insert(record, in: lane)
-        return record.mutation(size: persisted.size)
+        return record.mutation(size: prepared.size)
     }
 
-    /// The mutations held and being written.
-    private var count: Int { entries.count + reservedCount }
+    /// The mutations held, being written, and delivered but not yet removed from the folder.
+    private var count: Int { entries.count + reservedCount + removingCount }
 
     private func checkRoom(for bytes: Int64) throws {
         let held = storedBytes + reservedBytes
@@ -221,10 +253,8 @@ public actor Outbox {
     }
 
     private func insert(_ record: OutboxRecord, in lane: Lane) {
-        var ids = lanes[lane, default: []]
-        let index = ids.lastIndex { entries[$0].map { $0.record.sequence < record.sequence } ?? false }.map { $0 + 1 } ?? 0
-        ids.insert(record.id, at: index)
-        lanes[lane] = ids
+        let entries = self.entries
+        lanes[lane, default: LaneQueue()].insert(record.id) { entries[$0].map { $0.record.sequence < record.sequence } ?? false }
     }
 
     static func enqueueError(_ error: any Error) -> any Error {
@@ -249,10 +279,11 @@ public actor Outbox {
             deliveryTask.cancel()
             await deliveryTask.value
         }
-        let sends = Array(sendTasks.values)
+        let sends = Array(senders.values)
         for task in sends { task.cancel() }
         for task in sends { await task.value }
         if writesInProgress > 0 { await withCheckedContinuation { writesDone.append($0) } }
+        await drainAcknowledged()   // the delivered mutations' files removed, their outcomes reported
         lock.release()
         broadcaster.finish()
     }

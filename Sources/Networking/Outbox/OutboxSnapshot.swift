@@ -70,10 +70,10 @@ struct OutboxSnapshot: Sendable {
             requiresAuthentication: endpoint.requiresAuthentication, enqueuedAt: Date(), state: .pending, failure: nil)
     }
 
-    /// Writes the body (a file copied, a form spooled, both flushed) and then the record into `store`;
-    /// returns the record (its inline body included) and the bytes both take.
+    /// Writes the body (a file copied, a form spooled, both flushed) into `store`'s folder and encodes the
+    /// record, not yet written: its exact size is known before anything that would be delivered is on disk.
     /// When anything fails, nothing of this mutation is left in the folder.
-    func persist(in store: OutboxStore) async throws -> (record: OutboxRecord, size: Int64) {
+    func prepare(in store: OutboxStore) async throws -> PreparedMutation {
         var record = self.record
         let bodyName = record.id + ".body"
         let bodyPath = store.bodyPath(bodyName)
@@ -101,14 +101,45 @@ struct OutboxSnapshot: Sendable {
             HeaderFields.set(contentType, for: "Content-Type", in: &record.headers)   // the boundary always wins
             HeaderFields.set(String(length), for: "Content-Length", in: &record.headers)
         }
-        let written = record
+        let copied = record.body.isFile ? bodyPath : nil
         do {
-            let size = try await BlockingFileWork.run { _ in try store.write(written) }
-            return (record, size + bodyLength)
+            return PreparedMutation(record: record, durable: try store.encode(record), bodyLength: bodyLength, bodyPath: copied)
         } catch {
-            if record.body.isFile { try? DurableFile.remove(bodyPath) }   // our copy, which no record names
+            if let copied { PreparedMutation.removeBodyLeavingNoRecord(copied, in: store) }
             throw error
         }
+    }
+}
+
+/// A mutation whose body is in the outbox's folder (flushed) and whose record is encoded but not yet
+/// written: nothing names the body yet, so a crash now leaves no mutation (the folder's next opening removes
+/// the body no record names).
+struct PreparedMutation: Sendable {
+    /// The record, its inline body included.
+    let record: OutboxRecord
+    /// The record as it is written.
+    let durable: DurableRecord
+    /// The length of its body file (0: none).
+    let bodyLength: Int64
+    /// The body file copied into the folder, if any.
+    let bodyPath: String?
+    /// The bytes record and body take on disk.
+    var size: Int64 { Int64(DurableRecord.headerSize + durable.payload.count) + bodyLength }
+
+    /// Writes the record (atomically, durably): from now on the mutation is in the folder.
+    func write(in store: OutboxStore) throws(DurabilityError) {
+        try store.records.write(durable, named: record.id)
+    }
+
+    /// Removes the body file, if any: the mutation is not kept.
+    func removeBody(in store: OutboxStore) throws(DurabilityError) {
+        if let bodyPath { try store.removeFile(bodyPath, false) }   // a copy that comes back names no record: removed at opening
+    }
+
+    /// Removes the body file after a failure that is the error reported: a body that stays names no record
+    /// (nothing is delivered) and the folder's next opening removes it.
+    static func removeBodyLeavingNoRecord(_ path: String, in store: OutboxStore) {
+        do { try store.removeFile(path, false) } catch {}
     }
 }
 

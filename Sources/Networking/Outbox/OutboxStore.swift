@@ -27,12 +27,17 @@ struct OutboxStore: Sendable {
         var isWhole: Bool
     }
 
+    /// Removes a file (``DurableFile/remove(_:syncsFolder:)``): a test puts one that fails in its place.
+    typealias FileRemoval = @Sendable (_ path: String, _ syncsFolder: Bool) throws(DurabilityError) -> Void
+
     let folder: URL
     let records: DurableRecordFolder
     let bodies: String
+    let removeFile: FileRemoval
 
-    init(folder: URL) {
+    init(folder: URL, removeFile: @escaping FileRemoval = OutboxStore.removeFileDurably) {
         self.folder = folder
+        self.removeFile = removeFile
         let root = folder.standardizedFileURL.path
         records = DurableRecordFolder(path: root + "/records", magic: OutboxRecord.magic, fileExtension: "mutation")
         bodies = root + "/bodies"
@@ -105,14 +110,18 @@ struct OutboxStore: Sendable {
     /// Writes `record` (replacing its earlier version) and returns its size on disk.
     @discardableResult
     func write(_ record: OutboxRecord) throws(DurabilityError) -> Int64 {
-        let durable: DurableRecord
+        let durable = try encode(record)
+        try records.write(durable, named: record.id)
+        return Int64(DurableRecord.headerSize + durable.payload.count)
+    }
+
+    /// `record` as it is written.
+    func encode(_ record: OutboxRecord) throws(DurabilityError) -> DurableRecord {
         do {
-            durable = try record.durableRecord()
+            return try record.durableRecord()
         } catch {
             throw .failed("encode", records.recordPath(record.id), errno: EINVAL)
         }
-        try records.write(durable, named: record.id)
-        return Int64(DurableRecord.headerSize + durable.payload.count)
     }
 
     /// The record of `id` as it is on disk (its inline body included), or why it cannot be read.
@@ -128,19 +137,24 @@ struct OutboxStore: Sendable {
     /// folder; an acknowledged record need not be (a power loss may bring it back, and it is sent again
     /// with its key, which the server answers as before; a killed process cannot bring it back).
     func remove(_ record: OutboxRecord, durably: Bool = true) throws(DurabilityError) {
-        try records.remove(named: record.id, syncsFolder: durably)
-        if case .file(let name, _) = record.body { try DurableFile.remove(bodyPath(name), syncsFolder: durably) }
+        try removeFile(records.recordPath(record.id), durably)
+        if case .file(let name, _) = record.body { try removeFile(bodyPath(name), durably) }
     }
 
     /// Removes the damaged record file `name` (and a body of that name).
     func removeDamaged(_ name: String) throws(DurabilityError) {
-        try records.remove(named: name)
-        try DurableFile.remove(bodyPath(name + ".body"))
+        try removeFile(records.recordPath(name), true)
+        try removeFile(bodyPath(name + ".body"), true)
     }
 
     /// The path of the body file `name`.
     func bodyPath(_ name: String) -> String {
         bodies + "/" + name
+    }
+
+    /// ``DurableFile/remove(_:syncsFolder:)``: how a store removes files unless told otherwise.
+    static let removeFileDurably: FileRemoval = { path, syncsFolder throws(DurabilityError) in
+        try DurableFile.remove(path, syncsFolder: syncsFolder)
     }
 
     /// The size of the file at `path`, or `nil` when there is none.

@@ -161,6 +161,7 @@ extension NetworkProvider {
             let attempts = statuses.count
             var request = built
             var response: Response?
+            var shownRequest: URLRequest?   // `request` as retriers see it, when the attempt already made it (no redirect)
             var taskStarted = DispatchTime.now()
             do {
                 if let chain {
@@ -181,13 +182,16 @@ extension NetworkProvider {
                 if !events.isEmpty { events.send { [request = shown(request)] in $0.taskDidStart(request, context: context) } }
                 taskStarted = DispatchTime.now()
                 let limit = endpoint.maximumResponseSize ?? maximumResponseSize
+                let hopsBefore = hops.count
                 let (data, httpResponse, delivered, last) = try await send(
                     request, slot: slot, builtAs: chain == nil ? nil : built, for: endpoint, context: context, deadline: deadline,
                     limits: (delivery: mode.sizeLimit ?? limit, gathered: limit), mode: mode, attempt: attempts, hops: &hops)
                 sent = last
-                let arrived = Response(data: data, httpResponse: httpResponse, request: shown(last))
+                let shownLast = shown(last)   // once: hiding the routing header copies the request
+                if hops.count == hopsBefore { shownRequest = shownLast }   // no hop followed: `last` is `request`
+                let arrived = Response(data: data, httpResponse: httpResponse, request: shownLast)
                 let received: Response
-                if httpResponse.statusCode == 304, let use = cacheUse, let stored = revalidatedResponse(httpResponse, request: shown(last), use: use) {
+                if httpResponse.statusCode == 304, let use = cacheUse, let stored = revalidatedResponse(httpResponse, request: shownLast, use: use) {
                     received = stored   // the stored body, its headers updated: validated and handed on as the answer
                 } else {
                     received = arrived
@@ -235,7 +239,7 @@ extension NetworkProvider {
                 guard attempts < maximumAttempts else {
                     throw attempts > 1 ? NetworkError.tooManyAttempts(attempts, lastError: error) : error
                 }
-                let decision = await chain.retry(shown(request), dueTo: error, response: response, context: context)
+                let decision = await chain.retry(shownRequest ?? shown(request), dueTo: error, response: response, context: context)
                 events.send { [attempts] in $0.retryDidDecide(decision, attempt: attempts, error: error, context: context) }
                 if Task.isCancelled { throw NetworkError.cancelled }
                 switch decision {
