@@ -13,20 +13,10 @@ import Testing
 /// since earlier calls took it.
 @Suite("AuthInterceptor: the published token", SuiteTimeLimit.oneMinute)
 struct AuthPublishedTokenTests {
-    /// A provider whose interceptor read its store and published `access-0` (one call made with it).
-    func warmedUp(_ api: MockAuthServer, now: @escaping @Sendable () -> Date = { Date() }, credential: Credential = MockAuthServer.initialCredential)
-        async throws -> (NetworkProvider, AuthInterceptor)
-    {
-        let (provider, auth) = api.makeAuthenticatedProvider(credential: credential, now: now)
-        let warm = try await provider.request(api.resource("/warm"), as: MockAuthServer.Resource.self)
-        #expect(warm.token == credential.accessToken)
-        return (provider, auth)
-    }
-
     @Test func aCallMadeWhileARefreshRunsWaitsForItInsteadOfSendingThePublishedToken() async throws {
         // GIVEN calls took the published token, then a 401 started a refresh that the server holds open
         let api = MockAuthServer(accessTokenIsValid: true)
-        let (provider, auth) = try await warmedUp(api)
+        let (provider, auth) = try await api.warmedUp()
         let arrived = Signal()
         let release = Signal()
         api.onRefresh {
@@ -53,7 +43,7 @@ struct AuthPublishedTokenTests {
     @Test func aCallAfterSignOutFailsWithoutACredential() async throws {
         // GIVEN calls took the published token
         let api = MockAuthServer(accessTokenIsValid: true)
-        let (provider, auth) = try await warmedUp(api)
+        let (provider, auth) = try await api.warmedUp()
         // WHEN the user signs out
         try await auth.signOut()
         // THEN the next call is not sent: there is no credential
@@ -68,7 +58,7 @@ struct AuthPublishedTokenTests {
     @Test func aCallAfterSignInSendsTheNewToken() async throws {
         // GIVEN calls took the published token
         let api = MockAuthServer(accessTokenIsValid: true)
-        let (provider, auth) = try await warmedUp(api)
+        let (provider, auth) = try await api.warmedUp()
         // WHEN another account signs in
         let tokens = try await provider.request(api.signIn(), as: MockAuthServer.Tokens.self)
         try await auth.signIn(with: Credential(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, account: "other"))
@@ -81,12 +71,25 @@ struct AuthPublishedTokenTests {
         let api = MockAuthServer(accessTokenIsValid: true)
         let clock = TestClock()
         let credential = Credential(accessToken: "access-0", refreshToken: "refresh-0", expiresAt: clock.now.addingTimeInterval(3_600))
-        let (provider, _) = try await warmedUp(api, now: { clock.now }, credential: credential)
+        let (provider, _) = try await api.warmedUp(now: { clock.now }, credential: credential)
         // WHEN the clock comes within the leeway of that expiry
         clock.advance(by: 3_600 - 30)
         // THEN the next call is refreshed first and sent with the new token, without a 401
         #expect(try await provider.request(api.resource("/later"), as: MockAuthServer.Resource.self).token == "access-1")
         #expect(api.refreshCount == 1)
         #expect(api.expiredResponseCount == 0)
+    }
+}
+
+extension MockAuthServer {
+    /// A provider whose interceptor read its store and published `credential`'s token (one call made with
+    /// it): the published-token tests and the storm review start from it.
+    func warmedUp(now: @escaping @Sendable () -> Date = { Date() }, credential: Credential = MockAuthServer.initialCredential)
+        async throws -> (NetworkProvider, AuthInterceptor)
+    {
+        let (provider, auth) = makeAuthenticatedProvider(credential: credential, now: now)
+        let warm = try await provider.request(resource("/warm"), as: MockAuthServer.Resource.self)
+        #expect(warm.token == credential.accessToken)
+        return (provider, auth)
     }
 }

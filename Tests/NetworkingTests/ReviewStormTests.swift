@@ -42,16 +42,6 @@ private enum StormOutcome: Hashable, Sendable {
 struct ReviewStormTests {
     static let stormSize = 300
 
-    /// A provider whose interceptor read its store and published `credential`'s token (one call made with it).
-    func warmedUp(_ api: MockAuthServer, now: @escaping @Sendable () -> Date = { Date() }, credential: Credential = MockAuthServer.initialCredential)
-        async throws -> (NetworkProvider, AuthInterceptor)
-    {
-        let (provider, auth) = api.makeAuthenticatedProvider(credential: credential, now: now)
-        let warm = try await provider.request(api.resource("/warm"), as: MockAuthServer.Resource.self)
-        #expect(warm.token == credential.accessToken)
-        return (provider, auth)
-    }
-
     private static func call(_ provider: NetworkProvider, _ api: MockAuthServer, _ path: String) async -> StormOutcome {
         do {
             return .sent(token: try await provider.request(api.resource(path), as: MockAuthServer.Resource.self).token)
@@ -119,7 +109,7 @@ struct ReviewStormTests {
     @Test func noCallStartedAfterSignOutReturnedIsSentOrGetsTheOldToken() async throws {
         // GIVEN a provider whose calls take the published token, under a stream of calls
         let api = MockAuthServer(accessTokenIsValid: true)
-        let (provider, auth) = try await warmedUp(api)
+        let (provider, auth) = try await api.warmedUp()
         // WHEN the user signs out in the middle of it
         let results = try await Self.callsAround({ try await auth.signOut() }, provider: provider, api: api)
         // THEN every call started after sign-out returned fails without a credential and is never sent
@@ -134,7 +124,7 @@ struct ReviewStormTests {
     @Test func everyCallStartedAfterSignInToAnotherAccountReturnedCarriesTheNewTokenOnItsFirstAttempt() async throws {
         // GIVEN a provider whose calls take the published token of account "a", under a stream of calls
         let api = MockAuthServer(accessTokenIsValid: true)
-        let (provider, auth) = try await warmedUp(api, credential: Credential(accessToken: "access-0", refreshToken: "refresh-0", account: "a"))
+        let (provider, auth) = try await api.warmedUp(credential: Credential(accessToken: "access-0", refreshToken: "refresh-0", account: "a"))
         let signInProvider = api.mock.makeProvider()
         let newToken = StormTokenBox()
         // WHEN account "b" signs in in the middle of it
@@ -159,7 +149,7 @@ struct ReviewStormTests {
     @Test func everyCallMadeWhileARefreshRunsWaitsForItAndIsSentOnceWithTheRefreshedToken() async throws {
         // GIVEN calls took the published token, then a 401 started a refresh that the server holds open
         let api = MockAuthServer(accessTokenIsValid: true)
-        let (provider, auth) = try await warmedUp(api)
+        let (provider, auth) = try await api.warmedUp()
         let arrived = Signal()
         let release = Signal()
         api.onRefresh {
@@ -189,7 +179,7 @@ struct ReviewStormTests {
     @Test func callsThatTookTheOldTokenBeforeTheServerExpiredItShareOneRefresh() async throws {
         // GIVEN calls took the published token, which the server then expires (the held-token list: a stale 401)
         let api = MockAuthServer(accessTokenIsValid: true)
-        let (provider, _) = try await warmedUp(api)
+        let (provider, _) = try await api.warmedUp()
         api.expireAccessTokens()
         // WHEN hundreds of calls are made at once
         let outcomes = await Self.storm(provider, api, prefix: "stale")
@@ -204,7 +194,7 @@ struct ReviewStormTests {
     @Test func noCallAfterTheSessionExpiredIsSent() async throws {
         // GIVEN calls took the published token, then the refresh token was rejected (RFC 6749 §5.2 invalid_grant)
         let api = MockAuthServer(accessTokenIsValid: true)
-        let (provider, _) = try await warmedUp(api)
+        let (provider, _) = try await api.warmedUp()
         api.setRefreshAnswer(.reject)
         api.expireAccessTokens()
         #expect(await Self.call(provider, api, "/first") == .failed("sessionExpired"))
@@ -223,7 +213,7 @@ struct ReviewStormTests {
         let api = MockAuthServer(accessTokenIsValid: true)
         let clock = TestClock()
         let credential = Credential(accessToken: "access-0", refreshToken: "refresh-0", expiresAt: clock.now.addingTimeInterval(3_600))
-        let (provider, _) = try await warmedUp(api, now: { clock.now }, credential: credential)
+        let (provider, _) = try await api.warmedUp(now: { clock.now }, credential: credential)
         // WHEN the clock comes within the leeway and hundreds of calls are made at once
         clock.advance(by: 3_600 - 30)
         let outcomes = await Self.storm(provider, api, prefix: "leeway")
@@ -239,7 +229,7 @@ struct ReviewStormTests {
         let api = MockAuthServer(accessTokenIsValid: true)
         let clock = TestClock()
         let credential = Credential(accessToken: "access-0", refreshToken: "refresh-0", expiresAt: clock.now.addingTimeInterval(3_600))
-        let (provider, _) = try await warmedUp(api, now: { clock.now }, credential: credential)
+        let (provider, _) = try await api.warmedUp(now: { clock.now }, credential: credential)
         api.setRefreshAnswer(.unavailable)
         clock.advance(by: 3_600 - 30)
         #expect(await Self.call(provider, api, "/first") == .sent(token: "access-0"))

@@ -66,13 +66,19 @@ extension AuthInterceptor {
         }
     }
 
+    /// Whether a token that expires at `expiry` is, at `now`, within ``refreshLeeway`` of it (or past it):
+    /// the one rule of the proactive refresh, the short-lived token and the published token's fast path.
+    nonisolated func isWithinLeeway(_ expiry: Date, at now: Date) -> Bool {
+        expiry.timeIntervalSince(now) <= refreshLeeway
+    }
+
     /// Whether `current` is refreshed before sending: its expiry is known and within the leeway, it is
     /// not a refreshed token that was born inside the leeway, and no failed proactive refresh asked
     /// for a pause (whatever the device's clock says about the token).
     private func needsProactiveRefresh(_ current: Credential) -> Bool {
         guard let expiry, current.accessToken != shortLivedToken else { return false }
         let now = now()
-        guard expiry.timeIntervalSince(now) <= refreshLeeway else { return false }
+        guard isWithinLeeway(expiry, at: now) else { return false }
         if let proactivePausedUntil, now < proactivePausedUntil { return false }
         return true
     }
@@ -173,7 +179,7 @@ extension AuthInterceptor {
             credential = renewed   // before any suspension: readers never see the old one again
             endRefresh()
             lastRefresh = (renewed.accessToken, now())
-            shortLivedToken = expiry.map { $0.timeIntervalSince(now()) <= refreshLeeway } == true ? renewed.accessToken : nil
+            shortLivedToken = expiry.map { isWithinLeeway($0, at: now()) } == true ? renewed.accessToken : nil
             proactivePausedUntil = nil
             broadcaster.send(.refreshSucceeded)
             await writeStoreReportingFailure()

@@ -44,7 +44,7 @@ extension AuthInterceptor {
     /// refresh first): what ``accessToken(for:)`` would return, without its turn of the actor.
     nonisolated func readyToken() -> String? {
         guard let (token, expiry) = publishedToken.read() else { return nil }
-        if let expiry, expiry.timeIntervalSince(now()) <= refreshLeeway { return nil }
+        if let expiry, isWithinLeeway(expiry, at: now()) { return nil }
         return token
     }
 }
