@@ -79,7 +79,7 @@ struct CoalescingSchedulingTests {
         #expect(report.connectivityWait <= report.duration)
     }
 
-    @Test func aGroupWaitsForTheNetworkOnceAndACallerCancelledMeanwhileEndsAtOnce() async throws {
+    @Test func aGroupSendsOnceAfterTheNetworkIsBackAndACallerCancelledMeanwhileEndsAtOnce() async throws {
         // GIVEN the device offline, and 5 identical calls that wait for the network
         let server = MockServer()
         server.stub(.get, "/v1/users/1", .json(raw: #"{"id":1}"#))
@@ -88,7 +88,7 @@ struct CoalescingSchedulingTests {
         let provider = server.makeProvider(connectivity: connectivity, monitors: [joins])
         let calls = (0..<5).map { _ in Task { try await provider.response(CoalescedEndpoint()) } }
         await joins.waitForJoins(4)
-        await pollUntil { connectivity.waitingCount == 1 }   // one wait, for the group
+        await pollUntil { connectivity.waitingCount == 5 }   // each caller's pipeline waits (only the exchange is shared)
         // WHEN the caller that started the exchange and another are cancelled during the wait
         calls[0].cancel()
         calls[3].cancel()

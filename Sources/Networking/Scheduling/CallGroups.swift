@@ -5,277 +5,274 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// The identical calls in flight of one provider, by ``CallGroupKey``: each group shares one exchange (a
-/// whole pipeline run: adapt, send, validate, retry, the cache's part), and every caller waits for its
-/// outcome with a continuation of its own. A join costs a lock, a dictionary lookup and a continuation.
+/// The identical calls in flight of one provider, by ``CallGroupKey``, and the exchanges they share.
 ///
-/// - A caller that is cancelled leaves at once with ``NetworkError/cancelled``; the exchange is cancelled
-///   when the last caller left, and the group is gone then (the next identical call starts a new one).
-/// - Each caller has its own deadline: the provider's ``AttemptWatch`` watches it, and a caller whose
-///   deadline passes leaves with ``NetworkError/deadlineExceeded(seconds:)`` while the others wait on. The
-///   exchange has no deadline of its own: it is cut only when its last caller left (cancelled or out of
-///   time), so a caller that joins with a later deadline never sees it cut at an earlier one's. It only
-///   knows its callers' latest deadline (``LatestDeadline``): a retry delay outlasting it is not waited.
-/// - An outcome ends the group before it is handed out: a call made after it starts a new exchange. A
-///   group that ended (every caller left, its exchange cancelled) is out of the table in the same lock: a
-///   new caller never joins a cancelled exchange.
+/// A group is the calls made with the same key while one of them is still in its pipeline. Each caller runs
+/// its own pipeline in its own task (its cache consultation first, its own adapt, validation, retriers,
+/// decoding); only the `URLSessionTask` is shared: at each send a member looks among its group's exchanges
+/// (``SharedTransfer``) for the one of its request, starts it when there is none, and waits for its answer
+/// with a continuation of its own. No task is made for an exchange: URLSession drives it through the
+/// session delegate.
+///
+/// - The group's exchanges are kept in the order they were started, and a member's sends go through them
+///   in that order: its n-th send may only share an exchange later than the one its previous send shared,
+///   and shares the first such one of its request, even one that already ended (its answer is kept while
+///   the group lives). So the resend after a 401 (its token refreshed once, by the interceptor's single
+///   flight) is one exchange for the whole group, whenever each member gets to it; so is a retry.
+/// - A member that is cancelled, or whose deadline passes, leaves the exchange at once with its error; the
+///   exchange is cancelled (or leaves the queue for its slot) when its last waiting member left. A member
+///   that comes later never shares an exchange that was cancelled so.
+/// - The group ends when its last member's call ended: a call made after that starts a new group.
 final class CallGroups: @unchecked Sendable {
-    // @unchecked: `groups` and the groups' and waiters' mutable state are guarded by `lock`.
+    // @unchecked: `groups` and the mutable state of the groups, members and exchanges are guarded by `lock`.
     private let lock = NSLock()
     private var groups: [CallGroupKey: CallGroup] = [:]
 
-    /// How a caller entered.
-    enum Entry {
-        /// It started `group`: the caller starts its exchange.
-        case started(CallGroup)
-        /// It joined the exchange in flight.
-        case joined
-        /// It had already left (cancelled, or out of time, before it entered): its continuation was resumed.
-        case left
+    /// A member for a call with `key`: of the group in flight (it joined) or of a new one.
+    func enter(key: CallGroupKey, account: (partition: String?, epoch: Int), deadline: Deadline, built: URLRequest, started: DispatchTime)
+        -> GroupMember
+    {
+        lock.lock()
+        defer { lock.unlock() }
+        if let group = groups[key] {
+            group.members += 1
+            return GroupMember(groups: self, group: group, joined: true, account: account, deadline: deadline, built: built, started: started)
+        }
+        let group = CallGroup(key: key)
+        groups[key] = group
+        return GroupMember(groups: self, group: group, joined: false, account: account, deadline: deadline, built: built, started: started)
     }
 
-    /// Puts `waiter` (whose `continuation` this resumes) in the group of `key`: the one in flight, or a new one.
-    func enter(_ waiter: CallWaiter, key: CallGroupKey, continuation: UnsafeContinuation<Response, any Error>) -> Entry {
+    /// `member`'s call ended: the group ends with its last member.
+    func leave(_ member: GroupMember) {
         lock.lock()
-        if let error = waiter.leftWith {
+        defer { lock.unlock() }
+        let group = member.group
+        group.members -= 1
+        if group.members == 0, groups[group.key] === group { groups[group.key] = nil }
+    }
+
+    /// How a member's send went in.
+    enum Attachment {
+        /// It started `transfer`: the caller starts its `URLSessionTask`.
+        case started(SharedTransfer)
+        /// It shares an exchange in flight, or already had its answer (its continuation was resumed).
+        case shared
+    }
+
+    /// `member` sends a request with `key`: shares its group's exchange of that request (see the type's
+    /// comment) or starts one. `continuation` is resumed with the exchange's answer.
+    func attach(_ member: GroupMember, key: CallGroupKey, continuation: UnsafeContinuation<(Data, HTTPURLResponse), any Error>) -> Attachment {
+        lock.lock()
+        if let error = member.leftWith {
+            member.leftWith = nil
             lock.unlock()
             continuation.resume(throwing: error)
-            return .left
+            return .shared
         }
-        waiter.continuation = continuation
-        if let group = groups[key] {
-            waiter.group = group
-            group.joiners[ObjectIdentifier(waiter)] = waiter
-            group.callers.extend(to: waiter.expiry)
+        let group = member.group
+        var index = member.next
+        while let transfer = group.transfer(at: index) {
+            index += 1
+            guard !transfer.abandoned, transfer.key == key else { continue }
+            member.next = index
+            if let outcome = transfer.outcome {
+                lock.unlock()
+                continuation.resume(with: outcome)
+                return .shared
+            }
+            transfer.add(member)
+            member.transfer = transfer
+            member.continuation = continuation
             lock.unlock()
-            return .joined
+            return .shared
         }
-        let group = CallGroup(key: key, callers: LatestDeadline(waiter.expiry))
-        group.starter = waiter
-        waiter.group = group
-        groups[key] = group
+        let transfer = SharedTransfer(key: key)
+        group.append(transfer)
+        member.next = index + 1
+        transfer.add(member)
+        member.transfer = transfer
+        member.continuation = continuation
         lock.unlock()
-        return .started(group)
+        return .started(transfer)
     }
 
-    /// Hands `exchange` to `group`; cancels it at once when every caller left meanwhile.
-    func attach(_ exchange: Task<Void, Never>, to group: CallGroup) {
+    /// `member` leaves the exchange it waits for with `error` (cancelled, or its deadline passed): resumed
+    /// at once. The last member to leave an exchange in flight cancels it (or takes it out of the queue).
+    /// Before it attached, the error is kept for its next send.
+    func detach(_ member: GroupMember, with error: NetworkError) {
         lock.lock()
-        let ended = group.ended
-        group.exchange = exchange   // when ended too: its starter, the last to leave, waits for its end
-        group.slotWaiter = nil   // its wait, if it had one, is over
-        lock.unlock()
-        if ended { exchange.cancel() }
-    }
-
-    /// `group` waits for the slot of its exchange's first request with `waiter` (no task yet): the last
-    /// caller to leave takes it out of the queue; at once when every caller left meanwhile.
-    func queue(_ waiter: SlotWaiter, for group: CallGroup) {
-        lock.lock()
-        let ended = group.ended
-        if !ended, group.exchange == nil { group.slotWaiter = waiter }
-        lock.unlock()
-        if ended { waiter.leave(because: group.callers.cutError ?? .cancelled) }
-    }
-
-    /// `waiter` leaves with `error` (cancelled, or its deadline passed): resumed at once unless it already
-    /// ended. The last caller to leave cancels the exchange; when its deadline passed, the exchange ends
-    /// with that error, not as cancelled (``LatestDeadline/cut(by:)``).
-    func leave(_ waiter: CallWaiter, with error: any Error) {
-        lock.lock()
-        guard let continuation = waiter.continuation else {
-            if waiter.group == nil, waiter.leftWith == nil { waiter.leftWith = error }   // before it entered
+        guard let continuation = member.continuation, let transfer = member.transfer else {
+            if member.leftWith == nil { member.leftWith = error }
             lock.unlock()
             return
         }
-        waiter.continuation = nil
-        var (cancelled, queued): (Task<Void, Never>?, SlotWaiter?) = (nil, nil)
-        if let group = waiter.group {
-            if group.starter === waiter { group.starter = nil } else { group.joiners[ObjectIdentifier(waiter)] = nil }
-            if group.starter == nil, group.joiners.isEmpty, !group.ended {
-                group.ended = true
-                waiter.endedItsGroup = true
-                if let error = error as? NetworkError, case .deadlineExceeded = error { group.callers.cut(by: error) }
-                if groups[group.key] === group { groups[group.key] = nil }
-                (cancelled, queued) = (group.exchange, group.slotWaiter)
-                group.slotWaiter = nil
-            }
+        member.continuation = nil
+        member.transfer = nil
+        transfer.remove(member)
+        var stop: (TaskHandle?, SlotWaiter?) = (nil, nil)
+        if transfer.isDeserted, transfer.outcome == nil, !transfer.abandoned {
+            transfer.abandoned = true
+            stop = (transfer.handle, transfer.slotWaiter)
+            transfer.slotWaiter = nil
         }
         lock.unlock()
-        cancelled?.cancel()
-        queued?.leave(because: error as? NetworkError ?? .cancelled)   // out of the queue at once; its exchange's task starts only to end
+        stop.0?.cancel()
+        stop.1?.leave(because: error)
         continuation.resume(throwing: error)
     }
 
-    /// The exchange `waiter` cancelled as the last of its group to leave, for its starter to wait for its
-    /// end (the events its monitors see for its call are told before the call returns); `nil` otherwise.
-    func exchange(leftLastBy waiter: CallWaiter) -> Task<Void, Never>? {
+    /// `transfer` got its `URLSessionTask` (`handle`): cancelled at once when every member left meanwhile.
+    func started(_ transfer: SharedTransfer, handle: TaskHandle) {
         lock.lock()
-        defer { lock.unlock() }
-        return waiter.endedItsGroup ? waiter.group?.exchange : nil
+        transfer.handle = handle
+        transfer.slotWaiter = nil
+        let abandoned = transfer.abandoned
+        lock.unlock()
+        if abandoned { handle.cancel() }
     }
 
-    /// The exchange of `group` ended with `outcome`: hands it to every caller still waiting.
-    func finish(_ group: CallGroup, with outcome: Result<Response, any Error>) {
+    /// `transfer` waits in the queue for its slot with `waiter`: taken out at once when every member left.
+    func queued(_ transfer: SharedTransfer, waiter: SlotWaiter) {
         lock.lock()
-        if group.ended {   // every caller left: nobody to tell
-            lock.unlock()
-            return
-        }
-        group.ended = true
-        if groups[group.key] === group { groups[group.key] = nil }
-        let starter = group.starter.flatMap { waiter in waiter.continuation.map { (waiter, $0) } }
-        group.starter?.continuation = nil
-        group.starter = nil
-        var handed: [(CallWaiter, UnsafeContinuation<Response, any Error>)] = []
-        if !group.joiners.isEmpty {
-            handed.reserveCapacity(group.joiners.count)
-            for waiter in group.joiners.values {
-                if let continuation = waiter.continuation { handed.append((waiter, continuation)) }
-                waiter.continuation = nil
+        let abandoned = transfer.abandoned
+        if !abandoned, transfer.handle == nil, transfer.outcome == nil { transfer.slotWaiter = waiter }
+        lock.unlock()
+        if abandoned { waiter.leave(because: .cancelled) }
+    }
+
+    /// `transfer` ended with `outcome`: kept for the members that come to it later, and handed to those waiting.
+    func finish(_ transfer: SharedTransfer, with outcome: Result<(Data, HTTPURLResponse), any Error>) {
+        lock.lock()
+        transfer.outcome = outcome
+        transfer.slotWaiter = nil
+        let (first, others) = transfer.takeMembers()
+        let single = first?.continuation
+        first?.continuation = nil
+        first?.transfer = nil
+        var handed: [UnsafeContinuation<(Data, HTTPURLResponse), any Error>] = []
+        if !others.isEmpty {
+            handed.reserveCapacity(others.count)
+            for member in others {
+                if let continuation = member.continuation { handed.append(continuation) }
+                member.continuation = nil
+                member.transfer = nil
             }
-            group.joiners = [:]
         }
         lock.unlock()
-        if let (waiter, continuation) = starter { Self.hand(outcome, to: waiter, continuation) }
-        for (waiter, continuation) in handed { Self.hand(outcome, to: waiter, continuation) }
-    }
-
-    /// Resumes `waiter`'s `continuation` with `outcome`.
-    private static func hand(_ outcome: Result<Response, any Error>, to waiter: CallWaiter, _ continuation: UnsafeContinuation<Response, any Error>) {
-        switch outcome {
-        case .success(let response): continuation.resume(returning: response)
-        // A retry delay outlasting every caller's deadline (``Deadline/callers``): in its own seconds.
-        case .failure(NetworkError.deadlineExceeded): continuation.resume(throwing: waiter.deadlineError)
-        case .failure(let error): continuation.resume(throwing: error)
-        }
+        single?.resume(with: outcome)
+        for continuation in handed { continuation.resume(with: outcome) }
     }
 }
 
-/// The callers of one exchange.
+/// The calls with one key while one of them is in its pipeline, and the exchanges they shared so far.
 final class CallGroup: @unchecked Sendable {
     // @unchecked: every `var` is guarded by the lock of the ``CallGroups`` that holds it.
     let key: CallGroupKey
-    /// The caller that started it, while it waits: a group of one needs no dictionary.
-    var starter: CallWaiter?
-    /// The callers that joined it, while they wait.
-    var joiners: [ObjectIdentifier: CallWaiter] = [:]
-    /// The latest deadline among its callers so far: the exchange's ``Deadline/callers``.
-    let callers: LatestDeadline
-    var exchange: Task<Void, Never>?
-    /// The waiter for the slot of the exchange's first request, while the group waits in the queue
-    /// before its exchange has a task (see ``NetworkProvider/takesSlotFirst(_:built:interceptor:)``).
-    var slotWaiter: SlotWaiter?
-    /// Every caller left, or the outcome was handed out.
-    var ended = false
+    /// The members whose call has not ended.
+    var members = 1
+    /// The first exchange: most groups have one only (no array for them).
+    private var first: SharedTransfer?
+    private var later: [SharedTransfer] = []
 
-    init(key: CallGroupKey, callers: LatestDeadline) {
+    init(key: CallGroupKey) {
         self.key = key
-        self.callers = callers
+    }
+
+    /// The exchange started `index`-th, if there is one.
+    func transfer(at index: Int) -> SharedTransfer? {
+        if index == 0 { return first }
+        return index - 1 < later.count ? later[index - 1] : nil
+    }
+
+    /// Adds the exchange started last.
+    func append(_ transfer: SharedTransfer) {
+        if first == nil { first = transfer } else { later.append(transfer) }
     }
 }
 
-/// One caller of a ``CallGroup``: its continuation and deadline, and what it built (one object per caller:
-/// the caller's own task keeps nothing else while it waits).
-final class CallWaiter: WatchedAttempt, @unchecked Sendable {
-    // @unchecked: `continuation`, `group` and `leftWith` are guarded by the lock of `groups`; `context` and
-    // `joined` are read and written by the caller's own task only.
+/// One call of a ``CallGroup``: what it shares its exchanges with, and its own deadline, watched while it
+/// waits for an exchange (``AttemptWatch``).
+final class GroupMember: WatchedAttempt, @unchecked Sendable {
+    // @unchecked: `next`, `transfer`, `continuation` and `leftWith` are guarded by the lock of `groups`.
     let groups: CallGroups
-    /// The caller's deadline; `nil` for none.
-    let expiry: DispatchTime?
-    /// The caller's allowance, for its error.
-    let seconds: TimeInterval
-    /// The request the caller built.
+    let group: CallGroup
+    /// It entered a group in flight (it did not start it).
+    let joined: Bool
+    /// The account its requests are sent for (see ``CallGroupKey``).
+    let account: (partition: String?, epoch: Int)
+    /// The call's deadline, from its start.
+    let deadline: Deadline
+    /// The request the endpoint built.
     let built: URLRequest
     /// When the call began.
     let started: DispatchTime
-    /// The group it enters.
-    let key: CallGroupKey
-    /// The caller's own context, once it needs one (its account was asked for, or it joined and the
-    /// monitors are told).
-    var context: RequestContext?
-    /// Whether it joined an exchange in flight (it did not start it).
-    var joined = false
-    var continuation: UnsafeContinuation<Response, any Error>?
-    var group: CallGroup?
-    /// Why it left before it entered (it was cancelled first).
-    var leftWith: (any Error)?
-    /// It was the last of its group to leave: it cancelled the exchange.
-    var endedItsGroup = false
+    /// The group's exchange its next send may share first.
+    var next = 0
+    /// The exchange it waits for, while it does.
+    var transfer: SharedTransfer?
+    var continuation: UnsafeContinuation<(Data, HTTPURLResponse), any Error>?
+    /// Why it left before it attached (its deadline passed first): its next send throws it.
+    var leftWith: NetworkError?
 
-    init(groups: CallGroups, deadline: Deadline, built: URLRequest, started: DispatchTime, context: RequestContext?, key: CallGroupKey) {
+    init(
+        groups: CallGroups, group: CallGroup, joined: Bool, account: (partition: String?, epoch: Int), deadline: Deadline, built: URLRequest,
+        started: DispatchTime
+    ) {
         self.groups = groups
-        self.expiry = deadline.expiry
-        self.seconds = deadline.seconds
+        self.group = group
+        self.joined = joined
+        self.account = account
+        self.deadline = deadline
         self.built = built
         self.started = started
-        self.context = context
-        self.key = key
     }
 
-    /// The caller's deadline.
-    var deadline: Deadline { Deadline(seconds: seconds, expiry: expiry) }
-
-    /// The error of this caller's deadline.
-    var deadlineError: NetworkError { .deadlineExceeded(seconds: seconds) }
-
-    /// Its deadline passed (``AttemptWatch``): it leaves, the others wait on.
+    /// Its deadline passed (``AttemptWatch``): it leaves the exchange it waits for, the others wait on.
     func expire() {
-        groups.leave(self, with: deadlineError)
+        groups.detach(self, with: deadline.exceeded)
     }
 }
 
-/// The latest deadline among a shared exchange's callers so far (see ``Deadline/callers``); a caller
-/// without a deadline makes it none for good.
-final class LatestDeadline: @unchecked Sendable {
-    // @unchecked: `latest`, `unbounded` and `cut` are guarded by `lock`.
-    private let lock = NSLock()
-    private var latest: UInt64 = 0
-    private var unbounded = false
-    private var cut: NetworkError?
+/// One `URLSessionTask` shared by the members of a ``CallGroup`` that send the same request (see
+/// ``CallGroups``): the members that wait for it, and its answer once it ended.
+final class SharedTransfer: @unchecked Sendable {
+    // @unchecked: every `var` is guarded by the lock of the ``CallGroups`` that holds it.
+    /// The request's key (the request as sent, and its call's endpoint and account).
+    let key: CallGroupKey
+    /// The member that waits first: an exchange waited for by one member needs no dictionary.
+    private var first: GroupMember?
+    private var others: [ObjectIdentifier: GroupMember] = [:]
+    /// Its answer or error, once it ended.
+    var outcome: Result<(Data, HTTPURLResponse), any Error>?
+    /// Every member left before it ended: it was cancelled, and no member shares it afterwards.
+    var abandoned = false
+    /// Its task, once it started.
+    var handle: TaskHandle?
+    /// Its wait for a slot, while it waits in the queue.
+    var slotWaiter: SlotWaiter?
 
-    init(_ expiry: DispatchTime?) {
-        extend(to: expiry)
+    init(key: CallGroupKey) {
+        self.key = key
     }
 
-    /// The latest deadline; `nil` for none.
-    var expiry: DispatchTime? {
-        lock.lock()
-        defer { lock.unlock() }
-        return unbounded ? nil : DispatchTime(uptimeNanoseconds: latest)
+    /// No member waits for it.
+    var isDeserted: Bool { first == nil && others.isEmpty }
+
+    func add(_ member: GroupMember) {
+        if first == nil { first = member } else { others[ObjectIdentifier(member)] = member }
     }
 
-    /// Whether the exchange must end: its last caller left as its deadline passed, or the latest passed.
-    var hasPassed: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        if cut != nil { return true }
-        return !unbounded && DispatchTime.now().uptimeNanoseconds >= latest
+    func remove(_ member: GroupMember) {
+        if first === member { first = nil } else { others[ObjectIdentifier(member)] = nil }
     }
 
-    /// The error the exchange ends with: its last caller's deadline error (see ``cut(by:)``).
-    var cutError: NetworkError? {
-        lock.lock()
-        defer { lock.unlock() }
-        return cut
-    }
-
-    /// The last caller left with `error`, its deadline having passed: the exchange ends with it.
-    func cut(by error: NetworkError) {
-        lock.lock()
-        defer { lock.unlock() }
-        cut = error
-    }
-
-    /// A caller with `expiry` (`nil`: none) joined.
-    func extend(to expiry: DispatchTime?) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let expiry else {
-            unbounded = true
-            return
-        }
-        latest = max(latest, expiry.uptimeNanoseconds)
+    /// The members that wait, taken out: the first, and the others (an array only when there are some).
+    func takeMembers() -> (first: GroupMember?, others: [GroupMember]) {
+        let taken = (first, others.isEmpty ? [] : Array(others.values))
+        first = nil
+        if !others.isEmpty { others = [:] }
+        return taken
     }
 }
 

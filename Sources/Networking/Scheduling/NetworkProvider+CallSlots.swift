@@ -89,51 +89,42 @@ extension NetworkProvider {
     func slotFirst(for built: URLRequest, context: RequestContext, deadline: Deadline, started: DispatchTime) async -> CallStart {
         let origin = built.url.map(Origin.init) ?? Self.unknownOrigin
         if let line = slots.take(origin, for: context) {
-            return CallStart(context: context, started: started, slot: .success(CallSlot(line: line, slots: slots)))
+            return CallStart(context: context, started: started, first: .slot(CallSlot(line: line, slots: slots)))
         }
         do {
             let line = try await waitForSlot(origin, context: context, deadline: deadline)
-            return CallStart(context: context, started: started, slot: .success(CallSlot(line: line, slots: slots)))
+            return CallStart(context: context, started: started, first: .slot(CallSlot(line: line, slots: slots)))
         } catch {
-            return CallStart(context: context, started: started, slot: .failure(error))
+            return CallStart(context: context, started: started, first: .failed(error))
         }
     }
 
-    /// Takes the slot of a shared exchange's first request without a task waiting for it. Returns the
-    /// exchange's ``CallStart`` when it is settled at once (a slot was free, or the deadline has passed);
-    /// otherwise `then` is called with it (at once, or when the queue grants a slot, or when the waiter
-    /// left the queue: its deadline passed, or every caller left and ``SlotWaiter/leave(because:)`` was
-    /// called with the last one's reason), and the waiter is returned while it waits, for taking it out.
-    /// A shared exchange's `deadline` has no expiry of its own (see ``CallGroups``): its waiter leaves
-    /// with its last caller.
-    func slotFirst(
-        for built: URLRequest, context: RequestContext, deadline: Deadline, started: DispatchTime,
-        then: @escaping @Sendable (CallStart) -> Void
-    ) -> (start: CallStart?, waiter: SlotWaiter?) {
-        let origin = built.url.map(Origin.init) ?? Self.unknownOrigin
+    /// Takes the slot of a shared exchange (see ``CallGroups``) without a task waiting for it: returns the
+    /// slot when one is free; otherwise `then` is called with it (when the queue grants one, or with the
+    /// error the waiter left the queue with: every member left, and ``SlotWaiter/leave(because:)`` was
+    /// called), and the waiter is returned while it waits, for taking it out. The exchange has no deadline
+    /// of its own: its members watch theirs. Its wait is `context`'s, its starter's call's.
+    func sharedSlot(for request: URLRequest, context: RequestContext, then: @escaping @Sendable (Result<CallSlot, NetworkError>) -> Void)
+        -> (slot: CallSlot?, waiter: SlotWaiter?)
+    {
+        let origin = request.url.map(Origin.init) ?? Self.unknownOrigin
         let slots = self.slots
-        if let line = slots.take(origin, for: context) {
-            return (CallStart(context: context, started: started, slot: .success(CallSlot(line: line, slots: slots))), nil)
-        }
-        if deadline.hasPassed { return (CallStart(context: context, started: started, slot: .failure(deadline.exceeded)), nil) }
+        if let line = slots.take(origin, for: context) { return (CallSlot(line: line, slots: slots), nil) }
         let waited = DispatchTime.now()
-        let waiter = SlotWaiter(
-            priority: context.endpoint.priority, arrival: context.queueArrival, slots: slots, deadlineSeconds: deadline.seconds)
-        let (events, attemptWatch) = (self.events, self.attemptWatch)
-        attemptWatch.watch(waiter, until: deadline.expiry)
+        let waiter = SlotWaiter(priority: context.endpoint.priority, arrival: context.queueArrival, slots: slots, deadlineSeconds: .infinity)
+        let events = self.events
         let queued = slots.enqueue(
             waiter, for: origin,
             resumption: .callback { result in
-                attemptWatch.unwatch(waiter)
                 if waiter.wasQueued {   // it was queued (told below): its wait ends
                     let duration = waited.secondsElapsed
-                    context.queueWait += duration   // read by the exchange's task, made after this
+                    context.queueWait += duration
                     if !events.isEmpty {
                         let failure: (any Error)? = if case .failure(let error) = result { error } else { nil }
                         events.send { $0.queueWaitDidEnd(duration: duration, error: failure, context: context) }
                     }
                 }
-                then(CallStart(context: context, started: started, slot: result.map { CallSlot(line: $0, slots: slots) }.mapError { $0 }))
+                then(result.map { CallSlot(line: $0, slots: slots) })
             },
             whenQueued: events.isEmpty ? nil : { events.send { $0.queueWaitDidStart(origin: origin, context: context) } })
         return (nil, queued ? waiter : nil)

@@ -24,10 +24,12 @@ struct TransferMode {
     var sizeLimit: Int?
     /// The cache policy, when not the endpoint's or the provider's (a cached-then-fresh call's).
     var cachePolicy: CachePolicy?
-    /// The request the endpoint built, when the caller built it already (a body-less call: see ``CallGroups``).
+    /// The request the endpoint built, when the caller built it already (a body-less call that may share: see ``CallGroups``).
     var prebuilt: URLRequest?
-    /// The call's deadline, when not the endpoint's or the provider's from now (a shared exchange's: see ``CallGroups``).
+    /// The call's deadline, when not the endpoint's or the provider's from now (a call that may share: from its start).
     var deadline: Deadline?
+    /// The call's place in its group of identical calls, whose sends share their exchanges (see ``CallGroups``).
+    var member: GroupMember?
 }
 
 /// What an attempt delivered besides its ``Response``.

@@ -18,11 +18,6 @@ struct Deadline: Sendable {
     let seconds: TimeInterval
     /// When the call must end; `nil` for no deadline.
     let expiry: DispatchTime?
-    /// A shared exchange's (which has no deadline: see ``CallGroups``): the latest deadline among its
-    /// callers, which ``hasPassed`` and ``allows(delay:)`` read (a retry delay that outlasts every caller is
-    /// not waited; an exchange cancelled as its last caller ran out of time ends with this error). Nothing
-    /// cuts the exchange at it: its callers leave at their own deadlines, and the last one cancels it.
-    var callers: LatestDeadline?
 
     /// A deadline `seconds` from now. Throws ``NetworkError/invalidRequest(field:reason:)`` for zero,
     /// a negative value or NaN; `.infinity` (or more than ten years) means none.
@@ -38,22 +33,13 @@ struct Deadline: Sendable {
         }
     }
 
-    /// The error a call that ran out of time throws; a shared exchange's, the error its last caller left
-    /// with when its deadline passed (see ``LatestDeadline/cut(by:)``).
-    var exceeded: NetworkError { callers?.cutError ?? .deadlineExceeded(seconds: seconds) }
+    /// The error a call that ran out of time throws.
+    var exceeded: NetworkError { .deadlineExceeded(seconds: seconds) }
 
-    /// Whether the deadline has passed (a shared exchange's: its last caller left as its own passed).
+    /// Whether the deadline has passed.
     var hasPassed: Bool {
-        if expiry == nil, let callers { return callers.hasPassed }
         guard let expiry else { return false }
         return DispatchTime.now() >= expiry
-    }
-
-    /// `error` as the call ends with it: a shared exchange cancelled as its last caller ran out of time
-    /// ends with that caller's deadline error, not as cancelled (its monitors are told what the caller got).
-    func ending(_ error: any Error) -> any Error {
-        guard let callers, case NetworkError.cancelled? = error as? NetworkError, let cut = callers.cutError else { return error }
-        return cut
     }
 
     /// The nanoseconds left before the deadline (0 once it passed); `nil` for no deadline.
@@ -65,7 +51,7 @@ struct Deadline: Sendable {
 
     /// Whether waiting `delay` seconds from now still ends before the deadline.
     func allows(delay: TimeInterval) -> Bool {
-        guard let expiry = expiry ?? callers?.expiry, delay > 0 else { return true }
+        guard let expiry, delay > 0 else { return true }
         let remaining = Double(expiry.uptimeNanoseconds) - Double(DispatchTime.now().uptimeNanoseconds)
         return delay * 1_000_000_000 < remaining
     }

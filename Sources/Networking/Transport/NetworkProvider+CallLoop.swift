@@ -20,8 +20,8 @@ extension NetworkProvider {
         let started = start?.started ?? DispatchTime.now()
         let context =
             start?.context ?? RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: refreshing, revalidatedKey: revalidating)
-        var first = start?.slot   // the first attempt's, until it takes it
-        defer { if case .success(let slot)? = first { slot.release() } }   // the call ended before it sent: unused
+        var first = start?.first   // the first attempt's, until it takes it
+        defer { first?.releaseUnused() }   // the call ended before it sent: unused
         var sent: URLRequest?
         var statuses: [Int?] = []   // one per attempt: its status, or nil when none came
         var hops: [RedirectHop] = []
@@ -56,7 +56,7 @@ extension NetworkProvider {
             let chain = chain(with: interceptor)
             var request = built
             if cache != nil || (mode.cachePolicy ?? endpoint.cachePolicy ?? cachePolicy).kind == .cacheOnly || HTTPCaching.onlyIfCached(built) {
-                if case .success(let slot)? = first.take() { slot.release() }   // the cache may answer: the slot waits for a miss
+                first.take()?.releaseUnused()   // the cache may answer: the slot waits for a miss
                 switch try await consultCacheAnswering(built, for: endpoint, chain: chain, ownInterceptor: interceptor != nil, context: context, mode: mode) {
                 case .answer(let response, let result, let key):
                     // Answered stale at once: revalidated behind it (RFC 5861 §3), even when the endpoint rejects it.
@@ -105,7 +105,6 @@ extension NetworkProvider {
             if mode.streams, !events.isEmpty { Self.reportStreamEnd(of: delivered, response: response, to: events, context: context) }
             return (response, delivered)
         } catch {
-            let error = mode.deadline?.ending(error) ?? error   // a shared exchange cut by its last caller's deadline
             if let use = cacheUse, let (stale, key) = staleIfErrorResponse(after: Self.servedStaleAfter(error), lastStatus: statuses.last ?? nil, use: use),
                 endpoint.acceptableStatusCodes.contains(stale.statusCode)
             {
@@ -134,7 +133,7 @@ extension NetworkProvider {
         deadline: Deadline,
         mode: TransferMode,
         cacheUse: CacheUse?,
-        first: Result<CallSlot, any Error>? = nil,
+        first: FirstSend? = nil,
         sent: inout URLRequest?,
         statuses: inout [Int?],
         hops: inout [RedirectHop],
@@ -144,15 +143,18 @@ extension NetworkProvider {
         // entry's slot; the next stale answer starts another.
         let offlineBehavior = context.isBackgroundRevalidation ? .fail : endpoint.offlineBehavior ?? self.offlineBehavior
         var first = first
-        defer { if case .success(let slot)? = first { slot.release() } }
+        defer { first?.releaseUnused() }
         while true {
-            // A wait for the first slot that failed is the first attempt's failure, as a wait here would be.
-            if case .failure? = first {
-            } else {
+            // A first send settled before the pipeline (its wait failed, or its shared exchange answered) is the
+            // first attempt's, as a wait here would be.
+            switch first {
+            case .failed?, .answered?:
+                break
+            case .slot?, nil:
                 if Task.isCancelled { throw NetworkError.cancelled }
                 if deadline.hasPassed { throw deadline.exceeded }
                 if !connectivity.isOnline {   // offline: a stale answer the cache may give, or a wait, then the attempt
-                    if case .success(let slot)? = first.take() { slot.release() }   // none held while offline
+                    first.take()?.releaseUnused()   // none held while offline
                     if answersOfflineFromCache(cacheUse) { throw NetworkError.offline }
                     try await waitForConnectivity(offlineBehavior, deadline: deadline, context: context, waited: &waited)
                 }
@@ -173,18 +175,21 @@ extension NetworkProvider {
                     try WireValidation.check(request)   // the endpoint's own parts were checked when built
                     if deadline.hasPassed { throw deadline.exceeded }   // the interceptors may have waited (a refresh)
                 }
-                let slot: CallSlot
+                var (slot, answered): (CallSlot?, (Data, HTTPURLResponse)?) = (nil, nil)
                 switch first.take() {
-                case .success(let taken)?: slot = taken   // taken before the pipeline, for the request as built (no interceptor)
-                case .failure(let error)?: throw error
-                case nil: slot = try await takeSlot(for: request, context: context, deadline: deadline)   // may queue (see Scheduling)
+                case .slot(let taken)?: slot = taken   // taken before the pipeline, for the request as built (no interceptor)
+                case .answered(let data, let response)?: answered = (data, response)   // a shared exchange, before the pipeline
+                case .failed(let error)?: throw error
+                case nil:   // may queue (see Scheduling); a call that may share takes none: its shared exchange does
+                    if mode.member == nil { slot = try await takeSlot(for: request, context: context, deadline: deadline) }
                 }
-                if !events.isEmpty { events.send { [request = shown(request)] in $0.taskDidStart(request, context: context) } }
+                // A call that may share is told by the exchange it starts (none for one it shares: see CallGroups).
+                if mode.member == nil, !events.isEmpty { events.send { [request = shown(request)] in $0.taskDidStart(request, context: context) } }
                 taskStarted = DispatchTime.now()
                 let limit = endpoint.maximumResponseSize ?? maximumResponseSize
                 let hopsBefore = hops.count
                 let (data, httpResponse, delivered, last) = try await send(
-                    request, slot: slot, builtAs: chain == nil ? nil : built, for: endpoint, context: context, deadline: deadline,
+                    request, slot: slot, answered: answered, builtAs: chain == nil ? nil : built, for: endpoint, context: context, deadline: deadline,
                     limits: (delivery: mode.sizeLimit ?? limit, gathered: limit), mode: mode, attempt: attempts, hops: &hops)
                 sent = last
                 let shownLast = shown(last)   // once: hiding the routing header copies the request
@@ -209,7 +214,7 @@ extension NetworkProvider {
                 RefreshRun.current?.record(
                     status: response.map { $0.envelopeStatusCode ?? (endpoint.acceptableStatusCodes.contains($0.statusCode) ? nil : $0.statusCode) } ?? nil,
                     of: context)
-                let error = deadline.ending(Self.normalize(error))
+                let error = Self.normalize(error)
                 if !events.isEmpty {
                     events.send { [failed = response?.request ?? shown(request), response, attempts, duration = taskStarted.secondsElapsed] in
                         $0.attemptDidFail(failed, response: response, error: error, attempt: attempts, duration: duration, context: context)

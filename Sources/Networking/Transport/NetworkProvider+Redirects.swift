@@ -10,10 +10,13 @@ extension NetworkProvider {
     /// Cancelling the calling task cancels the `URLSessionTask` at once. `built` is the request before
     /// the interceptors adapted it, when they did: the headers they added never go to another origin.
     /// Returns the last hop's body, response, delivery and request. `slot` is the first hop's (see
-    /// ``CallSlots``); each later hop waits for one of its own host's.
+    /// ``CallSlots``); each later hop waits for one of its own host's. `answered`: the first hop's answer,
+    /// when a shared exchange gave it before the pipeline (see ``CallStart``). A call that may share
+    /// (``TransferMode/member``) shares each hop it may with its group (see ``CallGroups``).
     func send(
         _ request: URLRequest,
-        slot: CallSlot,
+        slot: CallSlot?,
+        answered: (Data, HTTPURLResponse)? = nil,
         builtAs built: URLRequest?,
         for endpoint: some Endpoint,
         context: RequestContext,
@@ -29,19 +32,34 @@ extension NetworkProvider {
         var followed = 0
         var chain: RedirectChain?   // made at the first redirect: most calls have none
         var held: CallSlot? = slot   // until a task takes it
+        var answered = answered
         defer { held?.release() }   // a check below threw first
         while true {
             if Task.isCancelled { throw NetworkError.cancelled }   // never send the next hop for a caller who left
             if deadline.hasPassed { throw deadline.exceeded }
             try serverTrust.checkEnforceable(current.url)   // fails closed where pins cannot be enforced: every hop
-            let slot: CallSlot
-            if let first = held.take() {
-                slot = first
+            let (data, response, delivered): (Data, HTTPURLResponse, DeliveredBody?)
+            if let (body, answer) = answered.take() {
+                (data, response, delivered) = (body, answer, nil)
+            } else if let member = mode.member, mode.bodyFile == nil, let key = CallGroupKey(current, endpoint: endpoint, account: member.account) {
+                held.take()?.release()   // the shared exchange takes its own
+                (data, response) = try await sharedTransfer(
+                    current, key: key, member: member, context: context, limits: limits, acceptable: mode.acceptable,
+                    followsRedirects: behavior.follows, tellsStart: followed == 0)
+                delivered = nil
             } else {
-                slot = try await takeSlot(for: current, context: context, deadline: deadline)   // a hop: a slot of its own host
+                if mode.member != nil, followed == 0, !events.isEmpty {   // a call that may share, sending alone (see run)
+                    events.send { [request = shown(current)] in $0.taskDidStart(request, context: context) }
+                }
+                let slot: CallSlot
+                if let first = held.take() {
+                    slot = first
+                } else {
+                    slot = try await takeSlot(for: current, context: context, deadline: deadline)   // a hop: a slot of its own host
+                }
+                (data, response, delivered) = try await transfer(
+                    current, slot: slot, context: context, deadline: deadline, limits: limits, mode: mode, followsRedirects: behavior.follows)
             }
-            let (data, response, delivered) = try await transfer(
-                current, slot: slot, context: context, deadline: deadline, limits: limits, mode: mode, followsRedirects: behavior.follows)
             guard behavior.follows, RedirectPolicy.isRedirect(response) else { return (data, response, delivered, current) }
             let links =
                 chain
