@@ -102,8 +102,9 @@ extension NetworkProvider {
 
     /// The first send of `member`, before its pipeline: the request as built (no interceptor, no cache),
     /// shared with its group (see ``CallGroups``); the wait — for a slot, for the answer — happens here, in
-    /// a small frame. The monitors are told the request was built.
-    @inline(never)
+    /// a small frame. The monitors are told the request was built. Inlined into ``share(_:endpoint:)``: a
+    /// frame of its own would hold a task-allocator slab more per waiting call.
+    @inline(__always)
     private func firstSend(of member: GroupMember, endpoint: some Endpoint) async -> CallStart {
         let context = RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: nil)
         let built = member.built

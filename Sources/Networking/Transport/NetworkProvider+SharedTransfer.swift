@@ -13,7 +13,9 @@ extension NetworkProvider {
     ///
     /// An exchange this member starts takes its slot (see ``CallSlots``) with no task waiting for it, in
     /// `context`'s place in the queue; the slot goes with the `URLSessionTask`, which gives it back when it
-    /// completes. Its idle timeout starts with the task, after the wait.
+    /// completes. Its idle timeout starts with the task, after the wait. Inlined into its callers: one
+    /// frame less for a call waiting in the queue.
+    @inline(__always)
     func sharedTransfer(
         _ request: URLRequest,
         key: CallGroupKey,
