@@ -56,15 +56,16 @@ struct CoalescingTransportTests {
     }
 
     @Test func eachCallerOfAGroupEndsAtItsOwnDeadline() async throws {
-        // GIVEN a held answer and three identical calls: deadlines of 0.3 s, 0.6 s and none
+        // GIVEN a held answer and three identical calls: one with no deadline, which started the exchange, and
+        // two that joined it with deadlines of 0.3 s and 0.6 s
         let gate = Signal()
         let server = gatedServer(gate: gate)
         let joins = JoinCounter()
         let provider = server.makeProvider(monitors: [joins])
-        let short = Task { try await provider.response(CoalescedEndpoint(deadline: 0.3)) }
-        _ = try await server.nextRequest()
-        let longer = Task { try await provider.response(CoalescedEndpoint(deadline: 0.6)) }
         let unbounded = Task { try await provider.response(CoalescedEndpoint(deadline: .infinity)) }
+        _ = try await server.nextRequest()
+        let short = Task { try await provider.response(CoalescedEndpoint(deadline: 0.3)) }
+        let longer = Task { try await provider.response(CoalescedEndpoint(deadline: 0.6)) }
         await joins.waitForJoins(2)
         // WHEN the deadlines pass, THEN each of the first two ends with its own error, the gate still closed
         for (call, seconds) in [(short, 0.3), (longer, 0.6)] {

@@ -49,7 +49,8 @@ final class CallGroups: @unchecked Sendable {
         defer { lock.unlock() }
         let group = member.group
         group.members -= 1
-        if group.members == 0, groups[group.key] === group { groups[group.key] = nil }
+        // One look-up (a key compares its URL and headers): a group replaced meanwhile is put back.
+        if group.members == 0, let removed = groups.removeValue(forKey: group.key), removed !== group { groups[group.key] = removed }
     }
 
     /// How a member's send went in.
