@@ -31,6 +31,7 @@ extension Outbox {
         var wakes = wakes.makeAsyncIterator()
         while !isClosed, !Task.isCancelled {
             guard senders.count < Self.maximumConcurrentSends, let id = await claimNextDeliverable() else {
+                if senders.isEmpty { removeDeliveredFiles() }   // idle: the delivered mutations' files go now
                 if await wakes.next() == nil { return }   // nil: cancelled
                 continue
             }
