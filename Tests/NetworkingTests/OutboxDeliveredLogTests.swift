@@ -28,6 +28,24 @@ struct OutboxDeliveredLogTests {
         #expect(OutboxDeliveredLog.name(in: Data([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])[...]) == nil)
     }
 
+    @Test("replacing the log keeps only the names given (appends go on in the new file); none empties it")
+    func replace() throws {
+        let folder = try makeScratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let log = OutboxDeliveredLog(path: folder.appendingPathComponent("delivered.log").path)
+        defer { log.close() }
+        for name in ["a", "b", "c"] { try log.append(name) }
+        #expect(try log.names() == ["a", "b", "c"])
+        try log.replace(with: ["c"])
+        try log.append("d")
+        #expect(try log.names() == ["c", "d"])
+        #expect(!FileManager.default.fileExists(atPath: log.replacementPath))
+        try log.replace(with: [])
+        #expect(try log.names().isEmpty)
+        try log.append("e")
+        #expect(try log.names() == ["e"])
+    }
+
     @Test("delivered, then killed before its files were removed: the next outbox does not send it again")
     func acknowledgedBeforeReported() async throws {
         let folder = try makeScratchFolder()

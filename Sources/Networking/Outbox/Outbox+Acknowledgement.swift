@@ -96,7 +96,7 @@ extension Outbox {
     }
 
     /// Removes the files of the mutations acknowledged in the delivered log, off the actor (the outbox is
-    /// idle or closes, or enough wait), then empties the log unless more were acknowledged meanwhile.
+    /// idle or closes, or enough wait), then leaves in the log only those acknowledged meanwhile.
     func removeDeliveredFiles() {
         guard cleanupTask == nil, !awaitingRemoval.isEmpty else { return }
         let files = awaitingRemoval
@@ -116,9 +116,10 @@ extension Outbox {
                 return removedAll
             }
         } catch {}   // the work above does not throw
-        // Kept when a file stays, or names were appended meanwhile: the next emptying or opening takes them.
-        if removedAll, awaitingRemoval.isEmpty {
-            do { try store.delivered.clear() } catch {}
+        // The log keeps the names appended meanwhile only (their files are not removed yet); kept whole when a
+        // file stays or the log cannot be rewritten: the next removal or opening takes them.
+        if removedAll {
+            do { try store.delivered.replace(with: awaitingRemoval.map(\.name)) } catch {}
         }
         cleanupTask = nil
     }

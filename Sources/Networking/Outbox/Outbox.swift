@@ -245,7 +245,8 @@ public actor Outbox {
         return record.mutation(size: prepared.size)
     }
 
-    /// The mutations held, being written, and delivered but not yet removed from the folder.
+    /// The mutations held, being written, and delivered but not yet acknowledged on disk (their files are
+    /// removed before they are reported: see ``acknowledge(_:response:)``).
     private var count: Int { entries.count + reservedCount + removingCount }
 
     private func checkRoom(for bytes: Int64) throws {

@@ -26,6 +26,8 @@ final class OutboxDeliveredLog: @unchecked Sendable {
 
     /// The log's path.
     let path: String
+    /// Where ``replace(with:)`` writes the new log before renaming it over the old (`delivered.log.new`).
+    var replacementPath: String { path + ".new" }
 
     init(path: String) {
         self.path = path
@@ -44,27 +46,37 @@ final class OutboxDeliveredLog: @unchecked Sendable {
             descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
             guard descriptor >= 0 else { throw .failed("open", path) }
         }
-        let failure: Int32? = line.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(descriptor, buffer.baseAddress?.advanced(by: offset), buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                offset += written
-            }
-            return nil
-        }
+        let failure = Self.write(line, to: descriptor)
         if let failure { throw .failed("write", path, errno: failure) }
     }
 
-    /// Empties the log (the files its entries name are gone).
-    func clear() throws(DurabilityError) {
+    /// Leaves in the log the entries of `names` only (the files of the others are gone): empties it when
+    /// there are none, otherwise writes them to a new file renamed over it (no flush: a crash leaves the old
+    /// log or the new one, and either names only mutations that were delivered).
+    func replace(with names: [String]) throws(DurabilityError) {
         lock.lock()
         defer { lock.unlock() }
-        let emptied = descriptor >= 0 ? ftruncate(descriptor, 0) == 0 : truncate(path, 0) == 0 || errno == ENOENT
-        guard emptied else { throw .failed("truncate", path) }
+        guard !names.isEmpty else {
+            let emptied = descriptor >= 0 ? ftruncate(descriptor, 0) == 0 : truncate(path, 0) == 0 || errno == ENOENT
+            guard emptied else { throw .failed("truncate", path) }
+            return
+        }
+        let temporary = replacementPath   // one name: the folder has one owner, and a stray one is overwritten
+        let file = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard file >= 0 else { throw .failed("open", temporary) }
+        let failure = Self.write(names.flatMap(Self.line), to: file)
+        closeDescriptor(file)
+        if let failure {
+            unlink(temporary)
+            throw .failed("write", temporary, errno: failure)
+        }
+        guard rename(temporary, path) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw .failed("rename", path, errno: code)
+        }
+        if descriptor >= 0 { closeDescriptor(descriptor) }
+        descriptor = -1   // the next append opens the new file
     }
 
     /// Closes the file (the outbox closes); a later append opens it again.
@@ -91,6 +103,22 @@ final class OutboxDeliveredLog: @unchecked Sendable {
             if let name = Self.name(in: line) { names.insert(name) }
         }
         return names
+    }
+
+    /// Writes all of `bytes` to `descriptor`; the `errno` of a failed write, or `nil`.
+    private static func write(_ bytes: [UInt8], to descriptor: Int32) -> Int32? {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = systemWrite(descriptor, buffer.baseAddress?.advanced(by: offset), buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                offset += written
+            }
+            return nil
+        }
     }
 
     /// The entry of `name`: its bytes, a space, their CRC-32 in 8 lowercase hexadecimal digits, a line feed.
@@ -123,4 +151,9 @@ final class OutboxDeliveredLog: @unchecked Sendable {
 /// `close(2)`, named so that it is not taken for the log's own ``OutboxDeliveredLog/close()``.
 private func closeDescriptor(_ descriptor: Int32) {
     _ = close(descriptor)
+}
+
+/// `write(2)`, named so that it is not taken for the log's own `write(_:to:)`.
+private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
+    write(descriptor, buffer, count)
 }

@@ -97,9 +97,10 @@ struct OutboxStore: Sendable {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: bodies)) ?? [] where !named.contains(name) {
             unlink(bodies + "/" + name)   // a copy whose record was never written, or whose record is gone
         }
+        unlink(self.delivered.replacementPath)   // a replacement a crash left unrenamed: the log is whole without it
         if removedAll, !delivered.isEmpty {
             // Not emptied (a disk error): the entries name files that are gone, and the next opening reads them again.
-            do { try self.delivered.clear() } catch {}
+            do { try self.delivered.replace(with: []) } catch {}
         }
         return contents
     }
