@@ -38,6 +38,7 @@ extension Outbox {
             let connectivity = provider.connectivity
             if !connectivity.isOnline {
                 inFlight.remove(id)   // not sent now: chosen again once online
+                if senders.isEmpty { removeDeliveredFiles() }   // idle while offline: the delivered mutations' files go now
                 do {
                     try await connectivity.waitUntilOnline()
                 } catch {
