@@ -7,7 +7,9 @@ import NetworkingTestSupport
 // provider for both, and prints both medians (wall clock) and their ratio: a quick twin of compare.sh's
 // outbox-replay line (the benchmark package's) for working on the delivery path. For callgrind and perf:
 // `probe outbox-replay <count>` (make a folder of <count>, open it, deliver, close), `outbox-replay-open <count>`
-// (the same without delivering: subtract it), `outbox-direct <count>`, `outbox-replay-template <count>`.
+// (the same without delivering: subtract it), `outbox-direct <count>`, `outbox-replay-template <count>`, and
+// `outbox-replay-rounds <n>` / `outbox-replay-rounds-open <n>` / `outbox-direct-rounds <n>` (n rounds of 1,000 on
+// one folder template and one provider: the differences give a delivery's instructions under callgrind).
 
 /// `POST /v1/notes` with a JSON body of about 1 KB, as the benchmark's.
 struct ReplayNoteEndpoint: Endpoint {
@@ -85,6 +87,15 @@ func outboxReplay(mode: String, count: Int) async throws -> String {
     case "outbox-replay-open":
         try await replayTemplate(count: count, at: template)
         return "open \(try await timeReplay(template: template, count: count, provider: provider, delivers: false))"
+    case "outbox-replay-rounds", "outbox-replay-rounds-open":   // for perf: <count> rounds, with or without delivering
+        try await replayTemplate(count: perRound, at: template)
+        for _ in 0..<count {
+            _ = try await timeReplay(template: template, count: perRound, provider: provider, delivers: mode == "outbox-replay-rounds")
+        }
+        return "rounds \(count)"
+    case "outbox-direct-rounds":
+        for _ in 0..<count { _ = try await timeDirect(count: perRound, provider: provider) }
+        return "rounds \(count)"
     case "outbox-replay-template":
         try await replayTemplate(count: count, at: template)
         return "template"
