@@ -116,12 +116,16 @@ extension Outbox {
                 return removedAll
             }
         } catch {}   // the work above does not throw
-        // The log keeps the names appended meanwhile only (their files are not removed yet); kept whole when a
-        // file stays or the log cannot be rewritten: the next removal or opening takes them.
+        // The log keeps the names appended meanwhile only (their files are not removed yet). It is kept whole when a
+        // file stays or the log cannot be rewritten; a later replacement drops the name of a file that stayed, and
+        // the next opening sends that mutation again with its key (a duplicate at worst, never a loss).
         if removedAll {
             do { try store.delivered.replace(with: awaitingRemoval.map(\.name)) } catch {}
         }
         cleanupTask = nil
+        // Acknowledged while this removal ran: the idle point or the limit they met found it busy.
+        let due = awaitingRemovalBytes >= Self.removalBatchBytes || awaitingRemoval.count >= Self.removalBatchCount
+        if senders.isEmpty || due { removeDeliveredFiles() }
     }
 
     /// Waits until every delivered mutation is reported and its files removed (closing), and closes the

@@ -13,8 +13,8 @@ import Foundation
 ///
 /// One line an entry: the record's name, a space, the CRC-32 of the name in 8 hexadecimal digits, a line
 /// feed. The opening outbox removes the record of every entry that checks and empties the log; an entry
-/// that does not check (torn by a crash, corrupted on disk) is ignored, so its mutation is sent again
-/// with its idempotency key, which the server answers as before: never lost, never applied twice.
+/// that does not check (cut short by a full disk, corrupted on disk) is ignored, so its mutation is sent
+/// again with its idempotency key, which the server answers as before: never lost, never applied twice.
 ///
 /// Not flushed to the drive (no `fsync`): a killed process cannot lose an appended entry (the kernel
 /// has it); a power loss may, which again only sends the mutation once more with its key. The same
@@ -87,16 +87,21 @@ final class OutboxDeliveredLog: @unchecked Sendable {
         descriptor = -1
     }
 
-    /// The names of the entries that check; none when there is no log.
-    /// - Throws: a read error other than a missing file.
-    func names() throws(DurabilityError) -> Set<String> {
+    /// The names of the entries that check; none when there is no log, or none that can be read: the
+    /// mutations it named are then sent again with their keys (a duplicate at worst, never a loss), and
+    /// something else than a file at its path (a folder) is removed, so that the log can be written again.
+    func names() -> Set<String> {
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return [] }   // no log (ENOENT), or none to reach
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            do { try FileManager.default.removeItem(atPath: path) } catch {}   // not ours to read; appends would fail on it
+            return []
+        }
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch CocoaError.fileReadNoSuchFile {
-            return []
         } catch {
-            throw .failed("read", path, errno: EIO)
+            return []
         }
         var names = Set<String>()
         for line in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {

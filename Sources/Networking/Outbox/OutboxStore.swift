@@ -58,7 +58,7 @@ struct OutboxStore: Sendable {
         var contents = Contents(records: [], damaged: [])
         var named = Set<String>()   // every record file keeps its body, decoded or not (a newer format may read again)
         var budget = inlineBudget
-        let delivered = try self.delivered.names()
+        let delivered = self.delivered.names()
         var removedAll = true   // every delivered record's file removed: the log is emptied
         try records.forEachFile { file throws(DurabilityError) in
             if delivered.contains(file.name) {   // acknowledged: its body goes with the unnamed ones below
