@@ -100,6 +100,12 @@ func notesReceived(by server: MockServer, path: String = "/v1/notes") -> [Int] {
     server.requests(.post, path).compactMap { try? $0.decodeBody(as: [String: Int].self)["n"] }
 }
 
+/// The lines of the outbox folder's delivered log (none when there is no log).
+func deliveredLog(in folder: URL) -> [String] {
+    let text = (try? String(contentsOf: folder.appendingPathComponent("delivered.log"), encoding: .utf8)) ?? ""
+    return text.split(separator: "\n").map(String.init)
+}
+
 /// The files of the outbox folder's `records` subfolder.
 func recordFiles(in folder: URL) -> [String] {
     ((try? FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("records").path)) ?? []).sorted()

@@ -17,7 +17,8 @@ import NetworkingTestSupport
 //   outbox-replay ÷ outbox-direct      delivering 1,000 queued mutations ÷ sending the same 1,000 POSTs (with an
 //                                      Idempotency-Key each) one after another through the provider; both through
 //                                      the mock transport (target ≤ 1.10x)
-// Every iteration gets a fresh folder, made (and, for the replay, filled) before startMeasurement().
+// Every iteration gets a fresh folder, made (and, for the replay, filled) before startMeasurement(); both sides of
+// the replay pair send through one provider made in setup (a new URLSession's first requests are not the outbox's).
 
 /// Enqueues (or file writes) per iteration.
 let outboxEnqueueCount = 20
@@ -118,13 +119,13 @@ func registerOutboxBenchmarks() {
     Benchmark(
         "outbox-replay",
         configuration: configuration(seconds: 10),
-        closure: { benchmark, template in
+        closure: { benchmark, fixture in
+            let (template, provider) = fixture
             let folder = try OutboxFixture.folder("replay")
             try? FileManager.default.removeItem(at: folder)
             try FileManager.default.copyItem(at: template, to: folder)
             defer { try? FileManager.default.removeItem(at: folder) }
-            let server = OutboxFixture.notesServer()
-            let outbox = try await Outbox(folder: folder, provider: server.makeProvider())
+            let outbox = try await Outbox(folder: folder, provider: provider)
             var outcomes = outbox.outcomes.makeAsyncIterator()
             benchmark.startMeasurement()
             await outbox.startDelivering()
@@ -137,7 +138,8 @@ func registerOutboxBenchmarks() {
             await outbox.close()
             benchmark.measurement(requestsMetric, outboxReplayCount)
         },
-        setup: { try await OutboxFixture.template(count: outboxReplayCount) },
+        // One provider for every iteration, as outbox-direct's: both sides send through a warm URLSession.
+        setup: { (try await OutboxFixture.template(count: outboxReplayCount), OutboxFixture.notesServer().makeProvider()) },
         teardown: { try? FileManager.default.removeItem(at: OutboxFixture.templateFolder) }
     )
 

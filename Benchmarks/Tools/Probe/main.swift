@@ -30,6 +30,9 @@
 //                                           with the leanest correct single-flight refresh (RawTokens)
 //   outbox-memory                           <requests> mutations queued in an Outbox: peak RSS growth (OutboxMemory.swift)
 //   provider-coalesced, in-flight-*         issue 33's scheduling lines: see SchedulingModes.swift
+//   outbox-replay-time                      <requests> rounds of 1,000 deliveries through an Outbox against 1,000 direct
+//                                           sends, wall clock, medians (OutboxReplay.swift; also outbox-replay,
+//                                           outbox-replay-open, outbox-direct, outbox-replay-template, *-rounds)
 // compare.sh runs each mode twice (with N and 3N requests) and takes the difference, so that start-up
 // cancels out. `main` is synchronous and waits on a detached task: callgrind crashes on an async main here.
 import Dispatch
@@ -234,6 +237,7 @@ guard arguments.count >= 3, let count = Int(arguments[2]) else {
 }
 let mode = arguments[1]
 if mode == "outbox-memory" { runOutboxMemory(count: count) }   // natively, not under valgrind (OutboxMemory.swift)
+if mode.hasPrefix("outbox-replay") || mode.hasPrefix("outbox-direct") { runOutboxReplay(mode: mode, count: count) }   // OutboxReplay.swift
 let port = arguments.count > 3 ? arguments[3] : "0"
 let server = MockServer()
 // Only the cache mode's response is cacheable: the other modes' stay as they were measured.

@@ -74,6 +74,14 @@ package struct DurableRecordFolder: Sendable {
         case record(Entry)
         /// A file that did not.
         case damaged(DamagedFile)
+
+        /// The record's name (its file's, without the extension).
+        package var name: String {
+            switch self {
+            case .record(let entry): return entry.name
+            case .damaged(let damaged): return damaged.name
+            }
+        }
     }
 
     /// Reads every record of the folder (the folder missing reads as empty), removing stray temporary files.

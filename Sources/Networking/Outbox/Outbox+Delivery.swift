@@ -31,12 +31,14 @@ extension Outbox {
         var wakes = wakes.makeAsyncIterator()
         while !isClosed, !Task.isCancelled {
             guard senders.count < Self.maximumConcurrentSends, let id = await claimNextDeliverable() else {
+                if senders.isEmpty { removeDeliveredFiles() }   // idle: the delivered mutations' files go now
                 if await wakes.next() == nil { return }   // nil: cancelled
                 continue
             }
             let connectivity = provider.connectivity
             if !connectivity.isOnline {
                 inFlight.remove(id)   // not sent now: chosen again once online
+                if senders.isEmpty { removeDeliveredFiles() }   // idle while offline: the delivered mutations' files go now
                 do {
                     try await connectivity.waitUntilOnline()
                 } catch {

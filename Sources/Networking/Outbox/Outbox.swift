@@ -67,7 +67,10 @@ public actor Outbox {
     var nextSender = 0
     var reports: [PendingReport] = []   // outcomes behind the removal of delivered mutations' files
     var removalTask: Task<Void, Never>?
-    var removingCount = 0   // delivered mutations whose files are not yet removed
+    var removingCount = 0   // delivered mutations whose files are removed before they are reported
+    var awaitingRemoval: [OutboxStore.RecordFiles] = []   // acknowledged in the delivered log, files not yet removed
+    var awaitingRemovalBytes: Int64 = 0
+    var cleanupTask: Task<Void, Never>?   // removing the files of `awaitingRemoval` taken
     var dismissed: Set<Dismissal> = []   // under `.discard`: the accounts signed out of an interceptor
     var busy: Set<String> = []   // mutations whose file a retry or a removal is rewriting or removing
     var isClosed = false
@@ -242,7 +245,8 @@ public actor Outbox {
         return record.mutation(size: prepared.size)
     }
 
-    /// The mutations held, being written, and delivered but not yet removed from the folder.
+    /// The mutations held, being written, and delivered but not yet acknowledged on disk (their files are
+    /// removed before they are reported: see ``acknowledge(_:response:)``).
     private var count: Int { entries.count + reservedCount + removingCount }
 
     private func checkRoom(for bytes: Int64) throws {

@@ -7,6 +7,7 @@ import Foundation
 /// <folder>/.lock                 the DurableFolderLock: one outbox at a time, across processes
 /// <folder>/records/<id>.mutation one DurableRecord a mutation (magic NWOB)
 /// <folder>/bodies/<id>.body      a copied file body or a spooled multipart form
+/// <folder>/delivered.log         the delivered mutations whose files are not yet removed (OutboxDeliveredLog)
 /// ```
 ///
 /// A body is written (and flushed) before the record that names it, and removed after it: a crash leaves
@@ -33,6 +34,7 @@ struct OutboxStore: Sendable {
     let folder: URL
     let records: DurableRecordFolder
     let bodies: String
+    let delivered: OutboxDeliveredLog
     let removeFile: FileRemoval
 
     init(folder: URL, removeFile: @escaping FileRemoval = OutboxStore.removeFileDurably) {
@@ -41,21 +43,28 @@ struct OutboxStore: Sendable {
         let root = folder.standardizedFileURL.path
         records = DurableRecordFolder(path: root + "/records", magic: OutboxRecord.magic, fileExtension: "mutation")
         bodies = root + "/bodies"
+        delivered = OutboxDeliveredLog(path: root + "/delivered.log")
     }
 
     /// Creates the subfolders, reads the records one at a time (memory stays flat: an inline body is kept
-    /// only within `inlineBudget` bytes, see ``keepsInline(_:budget:)``), and removes the bodies no record
-    /// names.
+    /// only within `inlineBudget` bytes, see ``keepsInline(_:budget:)``), removes the records the delivered
+    /// log names (then empties it) and the bodies no record names.
     ///
     /// - Throws: a read error (EIO, a file protected while the device is locked) fails the opening: it is
-    ///   no damage, and the next opening may read it; nothing is removed.
+    ///   no damage, and the next opening may read it; nothing but delivered records is removed.
     func open(inlineBudget: Int64) throws(DurabilityError) -> Contents {
         try DurableFile.makeFolder(records.path)
         try DurableFile.makeFolder(bodies)
         var contents = Contents(records: [], damaged: [])
         var named = Set<String>()   // every record file keeps its body, decoded or not (a newer format may read again)
         var budget = inlineBudget
+        let delivered = self.delivered.names()
+        var removedAll = true   // every delivered record's file removed: the log is emptied
         try records.forEachFile { file throws(DurabilityError) in
+            if delivered.contains(file.name) {   // acknowledged: its body goes with the unnamed ones below
+                do { try removeFile(records.recordPath(file.name), false) } catch { removedAll = false }
+                return
+            }
             switch file {
             case .damaged(let damaged):
                 if case .unreadable(let code) = damaged.damage { throw .failed("read", records.recordPath(damaged.name), errno: code) }
@@ -87,6 +96,11 @@ struct OutboxStore: Sendable {
         contents.damaged.sort { $0.name < $1.name }
         for name in (try? FileManager.default.contentsOfDirectory(atPath: bodies)) ?? [] where !named.contains(name) {
             unlink(bodies + "/" + name)   // a copy whose record was never written, or whose record is gone
+        }
+        unlink(self.delivered.replacementPath)   // a replacement a crash left unrenamed: the log is whole without it
+        if removedAll, !delivered.isEmpty {
+            // Not emptied (a disk error): the entries name files that are gone, and the next opening reads them again.
+            do { try self.delivered.replace(with: []) } catch {}
         }
         return contents
     }
@@ -137,8 +151,24 @@ struct OutboxStore: Sendable {
     /// folder; an acknowledged record need not be (a power loss may bring it back, and it is sent again
     /// with its key, which the server answers as before; a killed process cannot bring it back).
     func remove(_ record: OutboxRecord, durably: Bool = true) throws(DurabilityError) {
-        try removeFile(records.recordPath(record.id), durably)
-        if case .file(let name, _) = record.body { try removeFile(bodyPath(name), durably) }
+        try remove(RecordFiles(record), durably: durably)
+    }
+
+    /// The files of a record: its name and its body file's, if any (what removing it takes, and no more).
+    struct RecordFiles: Sendable {
+        let name: String
+        let bodyFile: String?
+
+        init(_ record: OutboxRecord) {
+            name = record.id
+            if case .file(let file, _) = record.body { bodyFile = file } else { bodyFile = nil }
+        }
+    }
+
+    /// Removes the files `files` names.
+    func remove(_ files: RecordFiles, durably: Bool) throws(DurabilityError) {
+        try removeFile(records.recordPath(files.name), durably)
+        if let body = files.bodyFile { try removeFile(bodyPath(body), durably) }
     }
 
     /// Removes the damaged record file `name` (and a body of that name).
