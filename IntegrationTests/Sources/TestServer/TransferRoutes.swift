@@ -8,7 +8,7 @@ import NIOCore
 /// Transfer endpoints, all behind the bearer token (401 without a valid one):
 /// - `POST /upload/multipart` → the parts as multipart-kit's parser read them from the streamed body:
 ///   `{"parts":[{"name","filename","contentType","size","checksum","text"}]}` (`text` for parts under 1 KB)
-/// - `PUT /upload/raw` → `{"size","checksum","contentLength"}` of the streamed body
+/// - `PUT /upload/raw` → `{"size","checksum","contentLength","transferEncoding"}` of the streamed body
 /// - `POST /upload/slow` → reads the body one buffer every 20 ms, then 204
 /// - `GET /download?mb=N` → N MiB of a known pattern, with `Content-Length`; `&chunked=1` without it
 /// - `GET /download/slow?chunks=N&ms=M` → N chunks of 64 KiB, M ms apart
@@ -72,6 +72,7 @@ extension TestServer {
             return json([
                 "size": checksum.count, "checksum": checksum.hex(),
                 "contentLength": request.headers[.contentLength] ?? "",
+                "transferEncoding": request.headers[.transferEncoding] ?? "",
             ])
         }
         router.post("/upload/single-part") { request, _ -> Response in

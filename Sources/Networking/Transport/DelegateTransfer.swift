@@ -180,7 +180,8 @@ final class DelegateTransfer: @unchecked Sendable {
     func didSend(_ totalSent: Int64, of expected: Int64) {
         guard case .buffer = delivery else { return }
         sent = max(sent, totalSent)
-        progress?.report(sent, of: expected)
+        // A body streamed on Linux (see FileBodyTask) has no length URLSession knows: the file's is ours.
+        progress?.report(sent, of: expected > 0 || uploadSize <= 0 ? expected : uploadSize)
     }
 
     func didComplete(_ task: URLSessionTask, error: (any Error)?, state: SessionDelegate.TaskState) {
