@@ -41,10 +41,12 @@ enum FileBodyTask {
         return sent
     }
 
-    /// The task that sends `request` with its body read from `file`, in `session`.
-    static func task(for request: URLRequest, sendingFrom file: URL, in session: URLSession) throws -> URLSessionTask {
+    /// The task that sends `request` with its body read from `file`, in `session`. On Linux the file is read
+    /// (or opened) on the blocking queue, not on a thread of Swift's cooperative pool.
+    static func task(for request: URLRequest, sendingFrom file: URL, in session: URLSession) async throws -> URLSessionTask {
         #if canImport(FoundationNetworking)
-            return session.dataTask(with: try Self.request(request, sendingFrom: file))
+            let prepared = try await BlockingFileWork.run { _ in try Self.request(request, sendingFrom: file) }
+            return session.dataTask(with: prepared)
         #else
             return session.uploadTask(with: request, fromFile: file)
         #endif

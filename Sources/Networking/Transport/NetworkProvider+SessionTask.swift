@@ -31,7 +31,7 @@ extension NetworkProvider {
         let delivery: DelegateTransfer.Delivery = download.map { .file($0) } ?? (mode.streams ? .stream : .buffer)
         let task: URLSessionTask
         if let file = mode.bodyFile {
-            task = try FileBodyTask.task(for: request, sendingFrom: file, in: urlSession)   // a file gone now throws here
+            task = try await FileBodyTask.task(for: request, sendingFrom: file, in: urlSession)   // a file gone now throws here
             task.taskDescription = Self.bodyFileTaskDescriptionPrefix + file.path
         } else {
             task = urlSession.dataTask(with: request)
