@@ -27,6 +27,8 @@ struct ServerUpload: Decodable {
     let contentLength: String
     /// The request's `Transfer-Encoding` ("" when none); `PUT /upload/raw` only.
     let transferEncoding: String?
+    /// The request's `Idempotency-Key` ("" when none); `PUT /upload/raw` only.
+    let idempotencyKey: String?
 }
 
 /// A scratch folder, removed by the caller.
