@@ -29,9 +29,9 @@ struct FileBodyTaskTests {
         return request
     }
 
-    static func read(_ stream: InputStream) -> Data {
+    static func read(_ stream: InputStream, closing: Bool = true) -> Data {
         stream.open()
-        defer { stream.close() }
+        defer { if closing { stream.close() } }
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 4096)
         while case let count = stream.read(&buffer, maxLength: buffer.count), count > 0 { data.append(buffer, count: count) }
@@ -61,8 +61,38 @@ struct FileBodyTaskTests {
         // THEN it is a stream of every byte, and no Content-Length goes beside the chunked coding (RFC 9112 §6.2)
         #expect(sent.httpBody == nil)
         #expect(sent.value(forHTTPHeaderField: "Content-Length") == nil)
-        let stream = try #require(sent.httpBodyStream)
+        let stream = try #require(sent.httpBodyStream as? FileBodyStream)
         #expect(Self.read(stream) == bytes)
+    }
+
+    @Test func aStreamedFileIsReadOnceToItsEndAndARereadIsRefused() throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = try file()
+        let stream = FileBodyStream(path: url.path)
+        #expect(stream.streamStatus == .notOpen)
+        // WHEN it is read to its end, as libcurl reads a body
+        #expect(Self.read(stream, closing: false) == bytes)
+        #expect(stream.streamStatus == .atEnd)
+        #expect(!stream.refusedToResend)
+        // and read again, as libcurl does when it sends the request again on a new connection without a rewind
+        #expect(stream.hasBytesAvailable)   // so that FoundationNetworking asks, instead of sending an empty body
+        var buffer = [UInt8](repeating: 0, count: 16)
+        // THEN that read fails: the attempt ends as a lost connection, not as an empty body framed as complete
+        #expect(stream.read(&buffer, maxLength: buffer.count) == -1)
+        #expect(stream.refusedToResend)
+        #expect(stream.streamStatus == .error)
+        #expect((stream.streamError as? POSIXError)?.code == .ECONNRESET)
+        stream.close()
+    }
+
+    @Test func aStreamOnAFileGoneSinceTheCallWasBuiltFailsItsFirstRead() throws {
+        let stream = FileBodyStream(path: folder.appendingPathComponent("gone.bin").path)
+        stream.open()
+        var buffer = [UInt8](repeating: 0, count: 16)
+        #expect(stream.read(&buffer, maxLength: buffer.count) == -1)
+        #expect(stream.streamStatus == .error)
+        #expect((stream.streamError as? POSIXError)?.code == .ENOENT)
+        #expect(!stream.refusedToResend)
     }
 
     @Test func aFileGoneBeforeTheSendFailsTheCallWithATypedError() throws {

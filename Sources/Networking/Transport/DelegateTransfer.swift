@@ -189,7 +189,11 @@ final class DelegateTransfer: @unchecked Sendable {
         #if canImport(FoundationNetworking)
             // Linux's URLSession reports a connection closed mid-body as `URLError.unknown` (-1); a download
             // reports it as Apple platforms do, `networkConnectionLost`, so that a `RetryPolicy` retries (and resumes) it.
-            if let urlError = error as? URLError, urlError.code == .unknown, file != nil {
+            // So is a streamed file body that refused to be sent again, empty, on a new connection after the one it
+            // went out on died (see FileBodyStream): the connection was lost, and the whole request may be retried.
+            if let urlError = error as? URLError, urlError.code == .unknown,
+                file != nil || (task.originalRequest?.httpBodyStream as? FileBodyStream)?.refusedToResend == true
+            {
                 error = URLError(.networkConnectionLost, userInfo: urlError.userInfo)
             }
         #endif

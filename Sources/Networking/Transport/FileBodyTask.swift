@@ -17,8 +17,8 @@ enum FileBodyTask {
 
     /// `request` with the body of `file` in it, for a data task on Linux: at most `inlineLimit` bytes
     /// are read into `httpBody`, with the `Content-Length` of what was read. A larger file is streamed
-    /// (`httpBodyStream`), which FoundationNetworking sends with the chunked coding: then the request has
-    /// no `Content-Length` (RFC 9112 §6.2: never beside `Transfer-Encoding`).
+    /// (a ``FileBodyStream``), which FoundationNetworking sends with the chunked coding: then the request
+    /// has no `Content-Length` (RFC 9112 §6.2: never beside `Transfer-Encoding`).
     ///
     /// Throws ``NetworkError/invalidRequest(field:reason:)`` when the file is gone or unreadable.
     static func request(_ request: URLRequest, sendingFrom file: URL, inlineLimit: Int64 = inlineLimit) throws -> URLRequest {
@@ -34,8 +34,7 @@ enum FileBodyTask {
             sent.httpBody = body
             sent.setValue(String(body.count), forHTTPHeaderField: "Content-Length")
         } else {
-            guard let stream = InputStream(url: file) else { throw unreadable }
-            sent.httpBodyStream = stream
+            sent.httpBodyStream = FileBodyStream(path: file.path)   // opened (and checked again) when sent
             sent.setValue(nil, forHTTPHeaderField: "Content-Length")
         }
         return sent
