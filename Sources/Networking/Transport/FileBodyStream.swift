@@ -74,9 +74,11 @@ final class FileBodyStream: InputStream {
                 fail(POSIXErrorCode(rawValue: errno) ?? .EIO)
                 return -1
             }
-            if count == 0 {
+            if count == 0 {   // the end: the file is closed now, not when the task lets the stream go
                 toldItsEnd = true
                 status = .atEnd
+                closeDescriptor(descriptor)
+                descriptor = -1
             }
             return count
         }
