@@ -75,6 +75,30 @@ async def dies_after_body(reader, writer, request_line, fields):
         request_line, fields = await read_head(reader)
 
 
+async def dies_mid_body(reader, writer, request_line, fields):
+    """`/dies-mid-body`: as `/dies-after-body`, but the reused connection is reset (closed with unread bytes: RST)
+    after 1 MiB of the PUT's body was read, while the client is still sending it (libcurl then sees the reset on a
+    receive, and sends the request again on a new connection, from where the body's stream is)."""
+    reused = False
+    while request_line:
+        if request_line.startswith(b"GET"):
+            await read_body(reader, fields)
+            writer.write(head(200, [(b"Content-Length", b"2")]) + b"ok")
+        elif reused:
+            await reader.readexactly(1 << 20)
+            writer.transport.pause_reading()
+            await asyncio.sleep(0.5)   # the client's buffers fill: it waits to send more when the reset comes
+            writer.transport.abort()
+            return
+        else:
+            body = await read_body(reader, fields)
+            answer = b'{"size":%d}' % len(body)
+            writer.write(head(200, [(b"Content-Length", b"%d" % len(answer)), (b"Content-Type", b"application/json")]) + answer)
+        await writer.drain()
+        reused = True
+        request_line, fields = await read_head(reader)
+
+
 async def handle(reader, writer):
     try:
         request_line, fields = await read_head(reader)
@@ -82,6 +106,9 @@ async def handle(reader, writer):
         path = parts[1].decode("latin-1") if len(parts) > 1 else "/"
         if path == "/dies-after-body":
             await dies_after_body(reader, writer, request_line, fields)
+            return
+        if path == "/dies-mid-body":
+            await dies_mid_body(reader, writer, request_line, fields)
             return
         await ROUTES.get(path.split("?")[0], not_found)(writer, path)
     except (ConnectionError, asyncio.CancelledError, asyncio.IncompleteReadError, ValueError):

@@ -179,8 +179,9 @@ final class DelegateTransfer: @unchecked Sendable {
     /// Upload progress (not reported for a download, whose progress is the body received).
     func didSend(_ totalSent: Int64, of expected: Int64) {
         guard case .buffer = delivery else { return }
-        sent = max(sent, totalSent)
-        // A body streamed on Linux (see FileBodyTask) has no length URLSession knows: the file's is ours.
+        // A body streamed on Linux (see FileBodyTask) has no length URLSession knows: the file's is ours; and a
+        // resend on a new connection (see FileBodyStream) counts from zero again: progress never goes past it.
+        sent = uploadSize > 0 ? min(max(sent, totalSent), uploadSize) : max(sent, totalSent)
         progress?.report(sent, of: expected > 0 || uploadSize <= 0 ? expected : uploadSize)
     }
 

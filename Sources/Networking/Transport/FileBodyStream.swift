@@ -8,16 +8,17 @@ import Foundation
     import Darwin
 #endif
 
-/// A file's bytes as a stream body that is read once, to its end, and never again.
+/// A file's bytes as a stream body, read once from its first byte to its end.
 ///
-/// On Linux, libcurl sends a request again on a new connection when a reused one dies after the body was
-/// sent and before any answer came. It asks FoundationNetworking to rewind the body first, which does
-/// nothing for a stream, so the request would go out again with what is left of the stream: nothing,
-/// framed as a complete chunked body (measured: the server got an empty `PUT`, and answered 200). This
-/// stream refuses to be read after it has told its end: the attempt fails (``refusedToResend``) instead
-/// of sending an empty body, and may be sent again whole, from a new stream.
+/// On Linux, libcurl sends a request again on a new connection when a reused one dies while or after the
+/// body goes out, before any answer. FoundationNetworking then asks the session's delegate for a new stream
+/// (``SessionDelegate`` gives a new one on the same file); it never rewinds the old one, whose rest would go
+/// out framed as a complete chunked body (measured: a plain `InputStream` arrived empty, or without its first
+/// megabytes, and was answered 200). As a backstop, this stream refuses to be read after it has told its end
+/// (``refusedToResend``): such an attempt fails as a lost connection instead of sending an empty body.
 final class FileBodyStream: InputStream {
-    private let path: String
+    /// The file's path.
+    let path: String
     private let lock = NSLock()
     private var descriptor: Int32 = -1
     private var status: Stream.Status = .notOpen
