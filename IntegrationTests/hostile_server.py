@@ -30,17 +30,88 @@ async def forever(writer):
         return
 
 
+async def read_head(reader):
+    """The request line and the header fields (names lowercased) of the next request."""
+    request_line = await reader.readline()
+    fields = {}
+    while True:
+        line = await reader.readline()
+        if line in (b"\r\n", b"\n", b""):
+            break
+        name, _, value = line.decode("latin-1").partition(":")
+        fields[name.strip().lower()] = value.strip()
+    return request_line, fields
+
+
+async def read_body(reader, fields):
+    """The request's body: chunked (RFC 9112 section 7.1) or of its Content-Length."""
+    if fields.get("transfer-encoding", "").lower() == "chunked":
+        body = bytearray()
+        while True:
+            size = int((await reader.readline()).split(b";")[0].strip(), 16)
+            body += (await reader.readexactly(size + 2))[:size]
+            if size == 0:
+                return bytes(body)
+    return await reader.readexactly(int(fields.get("content-length", "0")))
+
+
+async def dies_after_body(reader, writer, request_line, fields):
+    """`/dies-after-body`: a GET is answered and its connection kept; a PUT that follows it on that connection has
+    its body read whole, then the connection is closed without an answer (a reused connection that died: libcurl
+    sends the request again, on a new one); a PUT that opens its connection is answered `{"size": N}`, the size of
+    the body it carried."""
+    reused = False
+    while request_line:
+        body = await read_body(reader, fields)
+        if request_line.startswith(b"GET"):
+            writer.write(head(200, [(b"Content-Length", b"2")]) + b"ok")
+        elif reused:
+            return
+        else:
+            answer = b'{"size":%d}' % len(body)
+            writer.write(head(200, [(b"Content-Length", b"%d" % len(answer)), (b"Content-Type", b"application/json")]) + answer)
+        await writer.drain()
+        reused = True
+        request_line, fields = await read_head(reader)
+
+
+async def dies_mid_body(reader, writer, request_line, fields):
+    """`/dies-mid-body`: as `/dies-after-body`, but the reused connection is reset (closed with unread bytes: RST)
+    after 1 MiB of the PUT's body was read, while the client is still sending it (libcurl then sees the reset on a
+    receive, and sends the request again on a new connection, from where the body's stream is)."""
+    reused = False
+    while request_line:
+        if request_line.startswith(b"GET"):
+            await read_body(reader, fields)
+            writer.write(head(200, [(b"Content-Length", b"2")]) + b"ok")
+        elif reused:
+            await reader.readexactly(1 << 20)
+            writer.transport.pause_reading()
+            await asyncio.sleep(0.5)   # the client's buffers fill: it waits to send more when the reset comes
+            writer.transport.abort()
+            return
+        else:
+            body = await read_body(reader, fields)
+            answer = b'{"size":%d}' % len(body)
+            writer.write(head(200, [(b"Content-Length", b"%d" % len(answer)), (b"Content-Type", b"application/json")]) + answer)
+        await writer.drain()
+        reused = True
+        request_line, fields = await read_head(reader)
+
+
 async def handle(reader, writer):
     try:
-        request_line = await reader.readline()
-        while True:
-            line = await reader.readline()
-            if line in (b"\r\n", b"\n", b""):
-                break
+        request_line, fields = await read_head(reader)
         parts = request_line.split()
         path = parts[1].decode("latin-1") if len(parts) > 1 else "/"
+        if path == "/dies-after-body":
+            await dies_after_body(reader, writer, request_line, fields)
+            return
+        if path == "/dies-mid-body":
+            await dies_mid_body(reader, writer, request_line, fields)
+            return
         await ROUTES.get(path.split("?")[0], not_found)(writer, path)
-    except (ConnectionError, asyncio.CancelledError):
+    except (ConnectionError, asyncio.CancelledError, asyncio.IncompleteReadError, ValueError):
         pass
     finally:
         try:

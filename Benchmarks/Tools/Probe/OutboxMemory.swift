@@ -98,11 +98,17 @@ func outboxMemory(count: Int) async throws -> String {
 
 /// Runs ``outboxMemory(count:)`` to its end, prints its line and exits (0, or 1 with the error on standard error).
 func runOutboxMemory(count: Int) -> Never {
+    runToExit { try await outboxMemory(count: count) }
+}
+
+/// Runs `line` in a detached task to its end (`main` is synchronous: callgrind crashes on an async main here),
+/// prints what it returns and exits 0, or prints its error on standard error and exits 1.
+func runToExit(_ line: @escaping @Sendable () async throws -> String) -> Never {
     let finished = DispatchSemaphore(value: 0)
     let result = ResultBox()
     Task.detached {
         do {
-            result.set(.success(try await outboxMemory(count: count)))
+            result.set(.success(try await line()))
         } catch {
             result.set(.failure(error))
         }

@@ -117,26 +117,7 @@ func outboxReplay(mode: String, count: Int) async throws -> String {
     }
 }
 
+/// Runs ``outboxReplay(mode:count:)`` to its end, prints its line and exits.
 func runOutboxReplay(mode: String, count: Int) -> Never {
-    let finished = DispatchSemaphore(value: 0)
-    let result = ResultBox()
-    Task.detached {
-        do {
-            result.set(.success(try await outboxReplay(mode: mode, count: count)))
-        } catch {
-            result.set(.failure(error))
-        }
-        finished.signal()
-    }
-    finished.wait()
-    switch result.get() {
-    case .success(let line)?:
-        print(line)
-        exit(0)
-    case .failure(let error)?:
-        FileHandle.standardError.write(Data("probe: \(error)\n".utf8))
-        exit(1)
-    case nil:
-        exit(1)
-    }
+    runToExit { try await outboxReplay(mode: mode, count: count) }
 }

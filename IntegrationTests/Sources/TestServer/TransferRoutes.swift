@@ -8,7 +8,9 @@ import NIOCore
 /// Transfer endpoints, all behind the bearer token (401 without a valid one):
 /// - `POST /upload/multipart` → the parts as multipart-kit's parser read them from the streamed body:
 ///   `{"parts":[{"name","filename","contentType","size","checksum","text"}]}` (`text` for parts under 1 KB)
-/// - `PUT /upload/raw` → `{"size","checksum","contentLength"}` of the streamed body
+/// - `PUT /upload/raw` → `{"size","checksum","contentLength","transferEncoding","idempotencyKey"}` of the streamed body
+/// - `PUT /upload/redirected` → 401 before reading the body when the token is not valid; else the body is read, then
+///   `307` to `/upload/raw`
 /// - `POST /upload/slow` → reads the body one buffer every 20 ms, then 204
 /// - `GET /download?mb=N` → N MiB of a known pattern, with `Content-Length`; `&chunked=1` without it
 /// - `GET /download/slow?chunks=N&ms=M` → N chunks of 64 KiB, M ms apart
@@ -72,7 +74,15 @@ extension TestServer {
             return json([
                 "size": checksum.count, "checksum": checksum.hex(),
                 "contentLength": request.headers[.contentLength] ?? "",
+                "transferEncoding": request.headers[.transferEncoding] ?? "",
+                "idempotencyKey": HTTPField.Name("Idempotency-Key").flatMap { request.headers[$0] } ?? "",
             ])
+        }
+        router.put("/upload/redirected") { request, _ -> Response in
+            // 401 at once, before a byte of the body is read; with a valid token, the body is read whole, then 307.
+            guard let token = bearerToken(of: request), await state.isValid(accessToken: token) else { return Response(status: .unauthorized) }
+            for try await _ in request.body {}
+            return Response(status: .temporaryRedirect, headers: [.location: "/upload/raw"])
         }
         router.post("/upload/single-part") { request, _ -> Response in
             // A form of one part, too large for multipart-kit's parser in a debug build: the part's bytes

@@ -135,8 +135,9 @@ package enum DurableFile {
         try syncFolder(of: path)
     }
 
-    private static func writeAll(_ data: Data, to descriptor: Int32, path: String) throws(DurabilityError) {
-        let failure: Int32? = data.withUnsafeBytes { buffer -> Int32? in
+    /// Writes all of `bytes` to `descriptor` (the file at `path`), again after an interrupted or short write.
+    package static func writeAll(_ bytes: some ContiguousBytes, to descriptor: Int32, path: String) throws(DurabilityError) {
+        let failure: Int32? = bytes.withUnsafeBytes { buffer -> Int32? in
             var offset = 0
             while offset < buffer.count {
                 let written = systemWrite(descriptor, buffer.baseAddress?.advanced(by: offset), buffer.count - offset)

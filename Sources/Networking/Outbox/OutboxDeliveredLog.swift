@@ -46,8 +46,7 @@ final class OutboxDeliveredLog: @unchecked Sendable {
             descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
             guard descriptor >= 0 else { throw .failed("open", path) }
         }
-        let failure = Self.write(line, to: descriptor)
-        if let failure { throw .failed("write", path, errno: failure) }
+        try DurableFile.writeAll(line, to: descriptor, path: path)
     }
 
     /// Leaves in the log the entries of `names` only (the files of the others are gone): empties it when
@@ -64,12 +63,14 @@ final class OutboxDeliveredLog: @unchecked Sendable {
         let temporary = replacementPath   // one name: the folder has one owner, and a stray one is overwritten
         let file = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard file >= 0 else { throw .failed("open", temporary) }
-        let failure = Self.write(names.flatMap(Self.line), to: file)
-        closeDescriptor(file)
-        if let failure {
+        do {
+            try DurableFile.writeAll(names.flatMap(Self.line), to: file, path: temporary)
+        } catch {
+            closeDescriptor(file)
             unlink(temporary)
-            throw .failed("write", temporary, errno: failure)
+            throw error
         }
+        closeDescriptor(file)
         guard rename(temporary, path) == 0 else {
             let code = errno
             unlink(temporary)
@@ -110,22 +111,6 @@ final class OutboxDeliveredLog: @unchecked Sendable {
         return names
     }
 
-    /// Writes all of `bytes` to `descriptor`; the `errno` of a failed write, or `nil`.
-    private static func write(_ bytes: [UInt8], to descriptor: Int32) -> Int32? {
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = systemWrite(descriptor, buffer.baseAddress?.advanced(by: offset), buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                offset += written
-            }
-            return nil
-        }
-    }
-
     /// The entry of `name`: its bytes, a space, their CRC-32 in 8 lowercase hexadecimal digits, a line feed.
     static func line(_ name: String) -> [UInt8] {
         var line = [UInt8]()
@@ -156,9 +141,4 @@ final class OutboxDeliveredLog: @unchecked Sendable {
 /// `close(2)`, named so that it is not taken for the log's own ``OutboxDeliveredLog/close()``.
 private func closeDescriptor(_ descriptor: Int32) {
     _ = close(descriptor)
-}
-
-/// `write(2)`, named so that it is not taken for the log's own `write(_:to:)`.
-private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
-    write(descriptor, buffer, count)
 }

@@ -182,8 +182,10 @@ final class DelegateTransfer: @unchecked Sendable {
     /// Upload progress (not reported for a download, whose progress is the body received).
     func didSend(_ totalSent: Int64, of expected: Int64) {
         guard case .buffer = delivery else { return }
-        sent = max(sent, totalSent)
-        progress?.report(sent, of: expected)
+        // A body streamed on Linux (see FileBodyTask) has no length URLSession knows: the file's is ours; and a
+        // resend on a new connection (see FileBodyStream) counts from zero again: progress never goes past it.
+        sent = uploadSize > 0 ? min(max(sent, totalSent), uploadSize) : max(sent, totalSent)
+        progress?.report(sent, of: expected > 0 || uploadSize <= 0 ? expected : uploadSize)
     }
 
     func didComplete(_ task: URLSessionTask, error: (any Error)?, state: SessionDelegate.TaskState) {
@@ -192,7 +194,11 @@ final class DelegateTransfer: @unchecked Sendable {
         #if canImport(FoundationNetworking)
             // Linux's URLSession reports a connection closed mid-body as `URLError.unknown` (-1); a download
             // reports it as Apple platforms do, `networkConnectionLost`, so that a `RetryPolicy` retries (and resumes) it.
-            if let urlError = error as? URLError, urlError.code == .unknown, file != nil {
+            // So is a streamed file body that refused to be sent again, empty, on a new connection after the one it
+            // went out on died (see FileBodyStream): the connection was lost, and the whole request may be retried.
+            if let urlError = error as? URLError, urlError.code == .unknown,
+                file != nil || (task.originalRequest?.httpBodyStream as? FileBodyStream)?.refusedToResend == true
+            {
                 error = URLError(.networkConnectionLost, userInfo: urlError.userInfo)
             }
         #endif

@@ -34,6 +34,13 @@ extension NetworkProvider {
         let request = mode.resumption?.prepared(request) ?? request   // a download that resumes asks for the rest, on every hop
         let download = mode.resumption?.file
         let delivery: DelegateTransfer.Delivery = download.map { .file($0) } ?? (mode.streams ? .stream : .buffer)
+        let task: URLSessionTask
+        if let file = mode.bodyFile {
+            task = try await FileBodyTask.task(for: request, sendingFrom: file, in: urlSession)   // a file gone now throws here
+            task.taskDescription = Self.bodyFileTaskDescriptionPrefix + file.path
+        } else {
+            task = urlSession.dataTask(with: request)
+        }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation {
                 (continuation: CheckedContinuation<(Data, HTTPURLResponse, DeliveredBody?), any Error>) in
@@ -60,13 +67,6 @@ extension NetworkProvider {
                             continuation.resume(returning: (body, http, delivered))
                         }
                     })
-                let task: URLSessionTask
-                if let file = mode.bodyFile {
-                    task = urlSession.uploadTask(with: request, fromFile: file)
-                    task.taskDescription = Self.bodyFileTaskDescriptionPrefix + file.path
-                } else {
-                    task = urlSession.dataTask(with: request)
-                }
                 let priority = context.endpoint.priority
                 if priority != .normal { task.priority = priority.taskPriority }
                 delegate.register(transfer, for: task, context: context)

@@ -138,6 +138,15 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     }
 
     #if canImport(FoundationNetworking)
+        /// libcurl sends a request again on a new connection when a reused one died while or after its body went
+        /// out, and FoundationNetworking asks here for the body again: a file body's stream starts anew, from the
+        /// file's first byte (see ``FileBodyStream``). The provider gives no other body as a stream.
+        func urlSession(
+            _ session: URLSession, task: URLSessionTask, needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
+        ) {
+            completionHandler((task.originalRequest?.httpBodyStream as? FileBodyStream).map { FileBodyStream(path: $0.path) })
+        }
+
         /// The challenges a server's 401 raises (the others keep default handling).
         private static let httpAuthenticationMethods: Set<String> = [
             NSURLAuthenticationMethodDefault, NSURLAuthenticationMethodHTTPBasic, NSURLAuthenticationMethodHTTPDigest,
