@@ -73,6 +73,23 @@ func timeDirect(count: Int, provider: NetworkProvider) async throws -> UInt64 {
     return DispatchTime.now().uptimeNanoseconds - start
 }
 
+/// Nanoseconds to send `count` POSTs directly from one task while another reads each response from an
+/// `AsyncStream`, as an app reads the outbox's outcomes: the cost of reporting each result to another task.
+func timeDirectReported(count: Int, provider: NetworkProvider) async throws -> UInt64 {
+    let endpoints = (0..<count).map { ReplayNoteEndpoint(id: $0, key: UUID().uuidString) }
+    let (responses, continuation) = AsyncStream.makeStream(of: Response.self)
+    let start = DispatchTime.now().uptimeNanoseconds
+    let sender = Task {
+        defer { continuation.finish() }
+        for endpoint in endpoints { continuation.yield(try await provider.response(endpoint)) }
+    }
+    var read = 0
+    for await _ in responses { read += 1 }
+    try await sender.value
+    guard read == count else { throw Failure.status(-3) }
+    return DispatchTime.now().uptimeNanoseconds - start
+}
+
 func outboxReplay(mode: String, count: Int) async throws -> String {
     let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("networking-probe-replay-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: scratch) }
@@ -105,15 +122,19 @@ func outboxReplay(mode: String, count: Int) async throws -> String {
         try await replayTemplate(count: perRound, at: template)
         var replays: [UInt64] = []
         var directs: [UInt64] = []
+        var reported: [UInt64] = []
         for _ in 0..<count {
             replays.append(try await timeReplay(template: template, count: perRound, provider: provider))
             directs.append(try await timeDirect(count: perRound, provider: provider))
+            reported.append(try await timeDirectReported(count: perRound, provider: provider))
         }
         let r = replays.sorted()[replays.count / 2]
         let d = directs.sorted()[directs.count / 2]
+        let p = reported.sorted()[reported.count / 2]
         return String(
-            format: "outbox-replay-time: %.3fx (replay %.1f ms, direct %.1f ms, medians of %d)",
-            Double(r) / Double(d), Double(r) / 1e6, Double(d) / 1e6, count)
+            format: "outbox-replay-time: %.3fx (replay %.1f ms, direct %.1f ms, medians of %d); "
+                + "direct with each response read by another task: %.1f ms (replay ÷ it: %.3fx)",
+            Double(r) / Double(d), Double(r) / 1e6, Double(d) / 1e6, count, Double(p) / 1e6, Double(r) / Double(p))
     }
 }
 

@@ -31,7 +31,8 @@
 //   outbox-memory                           <requests> mutations queued in an Outbox: peak RSS growth (OutboxMemory.swift)
 //   provider-coalesced, in-flight-*         issue 33's scheduling lines: see SchedulingModes.swift
 //   outbox-replay-time                      <requests> rounds of 1,000 deliveries through an Outbox against 1,000 direct
-//                                           sends, wall clock, medians (OutboxReplay.swift; also outbox-replay,
+//                                           sends (and the same sends read by another task), wall clock, medians
+//                                           (OutboxReplay.swift; also outbox-replay,
 //                                           outbox-replay-open, outbox-direct, outbox-replay-template, *-rounds)
 // compare.sh runs each mode twice (with N and 3N requests) and takes the difference, so that start-up
 // cancels out. `main` is synchronous and waits on a detached task: callgrind crashes on an async main here.

@@ -40,7 +40,7 @@ extension Endpoint {
         case .file(let file, let contentType)?:
             try Self.checkBodyContentType(contentType)
             fields["Content-Type"] = contentType
-            fields["Content-Length"] = String(try Self.size(ofBodyFile: file))
+            fields["Content-Length"] = String(try RequestBody.size(ofBodyFile: file))
         case .spooled?, nil:
             break   // a form with files gets its Content-Type when the provider writes it out
         }
@@ -65,15 +65,6 @@ extension Endpoint {
         guard WireValidation.isFieldValue(contentType) else {
             throw NetworkError.invalidRequest(field: "body's content type", reason: "has CR, LF, NUL or another control character")
         }
-    }
-
-    /// The size of a ``RequestBody/file(_:contentType:)`` body, or
-    /// ``NetworkError/invalidRequest(field:reason:)`` when it is not a readable regular file.
-    static func size(ofBodyFile file: URL) throws -> Int64 {
-        guard let size = RequestBody.sizeOfReadableRegularFile(file) else {
-            throw NetworkError.invalidRequest(field: "body file", reason: "does not exist, is not a regular file or cannot be read")
-        }
-        return size
     }
 
     /// The longest per-request timeout set on a `URLRequest`: a day. A longer or infinite ``timeout``

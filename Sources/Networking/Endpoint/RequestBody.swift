@@ -81,6 +81,18 @@ public enum RequestBody: Sendable {
 }
 
 extension RequestBody {
+    /// The size of a ``file(_:contentType:)`` body, or ``unreadableBodyFile`` when it is not a readable
+    /// regular file (checked when the call is built, and again when a Linux attempt reads it).
+    static func size(ofBodyFile file: URL) throws -> Int64 {
+        guard let size = sizeOfReadableRegularFile(file) else { throw unreadableBodyFile }
+        return size
+    }
+
+    /// A ``file(_:contentType:)`` body that is missing, not a regular file, or cannot be read.
+    static var unreadableBodyFile: NetworkError {
+        .invalidRequest(field: "body file", reason: "does not exist, is not a regular file or cannot be read")
+    }
+
     /// The size of the file at `url` when it is a regular file this process can read (not a folder, pipe
     /// or device), else `nil`: what a file body, or a form's file part, may be sent from. A symbolic link
     /// is followed (the bytes sent are its target's), so a link to a regular file is accepted and a link

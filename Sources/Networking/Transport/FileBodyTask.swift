@@ -22,14 +22,14 @@ enum FileBodyTask {
     ///
     /// Throws ``NetworkError/invalidRequest(field:reason:)`` when the file is gone or unreadable.
     static func request(_ request: URLRequest, sendingFrom file: URL, inlineLimit: Int64 = inlineLimit) throws -> URLRequest {
-        guard let size = RequestBody.sizeOfReadableRegularFile(file) else { throw unreadable }
+        let size = try RequestBody.size(ofBodyFile: file)
         var sent = request
         if size <= inlineLimit {
             let body: Data
             do {
                 body = try Data(contentsOf: file)
             } catch {
-                throw unreadable
+                throw RequestBody.unreadableBodyFile
             }
             sent.httpBody = body
             sent.setValue(String(body.count), forHTTPHeaderField: "Content-Length")
@@ -49,9 +49,5 @@ enum FileBodyTask {
         #else
             return session.uploadTask(with: request, fromFile: file)
         #endif
-    }
-
-    private static var unreadable: NetworkError {
-        .invalidRequest(field: "body file", reason: "does not exist, is not a regular file or cannot be read")
     }
 }
