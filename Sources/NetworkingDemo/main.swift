@@ -17,6 +17,7 @@ do {
     try await CoreDemo.run()
     try await AuthDemo.run()
     try await RedirectDemo.run()
+    try await SchedulingDemo.run()
     try await CacheDemo.run()
     try await OfflineDemo.run()
     try await OutboxDemo.run()
