@@ -20,22 +20,32 @@ struct CoalescingAuthCacheTests {
     }
 
     @Test func aGroupMeetsA401WithOneRefreshAndOneResend() async throws {
-        // GIVEN an API whose access token expired, an account-named credential, and a refresh held by a gate
+        // GIVEN an API whose access token expired, an account-named credential, and the group's first exchange
+        // held at the server until every caller joined it (so every caller meets the same 401, however slow
+        // the machine: nothing races the joins)
         let api = MockAuthServer()
-        let gate = Signal()
-        api.onRefresh { await gate.wait() }
+        let held = Signal()
+        api.mock.stub(.get, "/v1/me") { request in
+            guard request.header("Authorization") != "Bearer access-0" else {
+                await held.wait()
+                return .status(401)   // the expired token (RFC 9110 §15.5.2)
+            }
+            return .json(raw: #"{"name":"Kim"}"#)
+        }
         let joins = JoinCounter()
         let (provider, _) = api.makeAuthenticatedProvider(
             credential: Credential(accessToken: "access-0", refreshToken: "refresh-0", account: "kim"), monitors: [joins])
-        // WHEN 200 identical GETs are made at once, all joined before the refresh ends
+        // WHEN 200 identical GETs are made at once, all joined before the first answer
         let calls = (0..<200).map { _ in Task { try await provider.response(api.resource("/me")) } }
         await joins.waitForJoins(199)
-        gate.fire()
+        held.fire()
         for call in calls { #expect(try await call.value.statusCode == 200) }
-        // THEN the group met the 401 once: one refresh, one expired answer, one resend
+        // THEN the group met the 401 once: one refresh, one expired answer, one resend with the new token
         #expect(api.refreshCount == 1)
-        #expect(api.expiredResponseCount == 1)
-        #expect(api.mock.requests(.get, "/v1/me").count == 2)
+        let sent = api.mock.requests(.get, "/v1/me").map { $0.header("Authorization") }
+        #expect(sent.count == 2)
+        #expect(sent.first == "Bearer access-0")
+        #expect(sent.last != "Bearer access-0")
     }
 
     @Test func twoAccountsNeverShareAnExchange() async throws {

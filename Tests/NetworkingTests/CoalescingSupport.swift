@@ -86,3 +86,13 @@ func gatedServer(gate: Signal, response: MockResponse = .json(raw: #"{"id":1}"#)
     })
     return server
 }
+
+/// Whether `condition` holds within 60 s, looked at every 10 ms: for a test that must tell which of two
+/// outcomes a race had (each sure to come), not for waiting out a delay.
+func eventually(_ condition: () -> Bool) async -> Bool {
+    for _ in 0..<6_000 {
+        if condition() { return true }
+        do { try await Task.sleep(nanoseconds: 10_000_000) } catch { break }   // cancelled: the answer as it stands
+    }
+    return condition()
+}
