@@ -100,6 +100,32 @@ struct CoalescingSchedulingTests {
         #expect(server.requests.count == 1)
     }
 
+    @Test func theExchangeGoesOnWhenItsStarterLeavesBeforeAJoinedCallerAttached() async throws {
+        // GIVEN a caller whose exchange is held at the server, and an identical caller that joined the group but
+        // has not reached the exchange yet (it waits for the network)
+        let gate = Signal()
+        let server = gatedServer(gate: gate)
+        let connectivity = ManualConnectivity(isOnline: true)
+        let joins = JoinCounter()
+        let provider = server.makeProvider(connectivity: connectivity, monitors: [joins])
+        let first = Task { try await provider.response(CoalescedEndpoint()) }
+        _ = try await server.nextRequest()
+        connectivity.set(online: false)
+        let joined = Task { try await provider.response(CoalescedEndpoint()) }
+        await joins.waitForJoins(1)
+        await pollUntil { connectivity.waitingCount == 1 }
+        // WHEN the first caller is cancelled (as when its deadline passes), THEN it ends at once
+        first.cancel()
+        await #expect(throws: NetworkError.cancelled) { try await first.value }
+        // and the exchange is not cancelled while a caller of its group remains (issue 33): back online, the
+        // joined caller gets its answer, with no second request
+        connectivity.set(online: true)
+        gate.fire()
+        #expect(try await joined.value.statusCode == 200)
+        #expect(server.requests.count == 1)
+        #expect(server.interruptedCount == 0)
+    }
+
     @Test func whenEveryCallersDeadlinePassesTheSharedWaitEnds() async throws {
         // GIVEN the device offline, and 3 identical calls with a short deadline waiting for the network
         let server = MockServer()

@@ -43,14 +43,32 @@ final class CallGroups: @unchecked Sendable {
         return GroupMember(groups: self, group: group, joined: false, account: account, deadline: deadline, built: built, started: started)
     }
 
-    /// `member`'s call ended: the group ends with its last member.
+    /// `member`'s call ended: the group ends with its last member, which cancels the group's exchanges still
+    /// in flight (or takes them out of the queue): no caller is left to share them.
     func leave(_ member: GroupMember) {
         lock.lock()
-        defer { lock.unlock() }
         let group = member.group
         group.members -= 1
+        guard group.members == 0 else {
+            lock.unlock()
+            return
+        }
         // One look-up (a key compares its URL and headers): a group replaced meanwhile is put back.
-        if group.members == 0, let removed = groups.removeValue(forKey: group.key), removed !== group { groups[group.key] = removed }
+        if let removed = groups.removeValue(forKey: group.key), removed !== group { groups[group.key] = removed }
+        var stops: [(TaskHandle?, SlotWaiter?)] = []
+        var index = 0
+        while let transfer = group.transfer(at: index) {
+            index += 1
+            guard transfer.outcome == nil, !transfer.abandoned else { continue }
+            transfer.abandoned = true
+            stops.append((transfer.handle, transfer.slotWaiter))
+            transfer.slotWaiter = nil
+        }
+        lock.unlock()
+        for (handle, waiter) in stops {
+            handle?.cancel()
+            waiter?.leave(because: .cancelled)
+        }
     }
 
     /// How a member's send went in.
@@ -99,8 +117,10 @@ final class CallGroups: @unchecked Sendable {
     }
 
     /// `member` leaves the exchange it waits for with `error` (cancelled, or its deadline passed): resumed
-    /// at once. The last member to leave an exchange in flight cancels it (or takes it out of the queue).
-    /// Before it attached, the error is kept for its next send.
+    /// at once. The last member of the group to leave an exchange in flight cancels it (or takes it out of
+    /// the queue); while another member of the group may still reach it (say, one that joined the group
+    /// and still waits for the network before it sends), the exchange goes on, and ``leave(_:)`` of the
+    /// group's last member cancels it if nobody came. Before it attached, the error is kept for its next send.
     func detach(_ member: GroupMember, with error: NetworkError) {
         lock.lock()
         guard let continuation = member.continuation, let transfer = member.transfer else {
@@ -112,7 +132,8 @@ final class CallGroups: @unchecked Sendable {
         member.transfer = nil
         transfer.remove(member)
         var stop: (TaskHandle?, SlotWaiter?) = (nil, nil)
-        if transfer.isDeserted, transfer.outcome == nil, !transfer.abandoned {
+        // The group still counts `member` (its `leave` comes once its call ended): any more may still attach.
+        if transfer.isDeserted, transfer.outcome == nil, !transfer.abandoned, member.group.members <= 1 {
             transfer.abandoned = true
             stop = (transfer.handle, transfer.slotWaiter)
             transfer.slotWaiter = nil
