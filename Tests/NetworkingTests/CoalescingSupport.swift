@@ -38,12 +38,13 @@ final class JoinCounter: EventMonitor, @unchecked Sendable {
         for waiter in ready { waiter.continuation.resume() }
     }
 
-    /// Returns once `count` calls joined another; after 30 s without them, records an issue and returns
+    /// Returns once `count` calls joined another; after 180 s without them (a machine running the whole
+    /// suite under the thread sanitizer took more than 30 s for 200 calls), records an issue and returns
     /// (a failure, not a hang).
     func waitForJoins(_ count: Int, sourceLocation: SourceLocation = #_sourceLocation) async {
         let id = UUID()
         let timeout = Task { [weak self] in
-            try? await Task.sleep(nanoseconds: 30_000_000_000)
+            try? await Task.sleep(nanoseconds: 180_000_000_000)
             guard let self, !Task.isCancelled else { return }
             let (waiter, joined) = takeWaiter(id)
             if let waiter {
