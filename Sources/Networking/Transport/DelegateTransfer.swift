@@ -75,6 +75,9 @@ final class DelegateTransfer: @unchecked Sendable {
     /// The download's total when known: the declared length of a body that is not content-encoded (with
     /// gzip the declared length is the compressed one, and the bytes counted are decoded).
     private var downloadTotal: Int64 = -1
+    /// Whether a response arrived whose body is not content-encoded: a failure of its body is then a connection
+    /// that broke off mid-body, never a body that cannot be decoded.
+    private var arrivedUnencoded = false
 
     init(
         delivery: Delivery, acceptable: Set<Int>, followsRedirects: Bool, deliveryLimit: Int, gatherLimit: Int, request: URLRequest,
@@ -99,6 +102,8 @@ final class DelegateTransfer: @unchecked Sendable {
     /// The response arrived (called once per response; a second one, as Apple sends for
     /// `multipart/x-mixed-replace`, only goes on gathering).
     func didReceive(_ response: URLResponse, task: URLSessionDataTask) -> URLSession.ResponseDisposition {
+        let coding = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Encoding")?.trimmingCharacters(in: .whitespaces)
+        arrivedUnencoded = coding == nil || coding == "" || coding?.lowercased() == "identity"
         guard channel == nil, file == nil, exceededLimit == nil else { return .allow }
         if let resumption, let http = response as? HTTPURLResponse, let refusal = resumption.refusal(of: http) {
             self.refusal = refusal
@@ -188,12 +193,15 @@ final class DelegateTransfer: @unchecked Sendable {
     func didComplete(_ task: URLSessionTask, error: (any Error)?, state: SessionDelegate.TaskState) {
         var error = error
         #if canImport(FoundationNetworking)
-            // Linux's URLSession reports a connection closed mid-body as `URLError.unknown` (-1); a download
-            // reports it as Apple platforms do, `networkConnectionLost`, so that a `RetryPolicy` retries (and resumes) it.
+            // Linux's URLSession reports a connection closed mid-body as `URLError.unknown` (-1); every call (a
+            // plain one, a stream, a download) reports it as Apple platforms do, `networkConnectionLost`, so that a
+            // `RetryPolicy` retries (and a download resumes) it. A body that is not content-encoded can fail only
+            // so once its response arrived; an encoded one keeps -1, which may be a body that can never be decoded.
             // So is a streamed file body that refused to be sent again, empty, on a new connection after the one it
             // went out on died (see FileBodyStream): the connection was lost, and the whole request may be retried.
             if let urlError = error as? URLError, urlError.code == .unknown,
-                file != nil || (task.originalRequest?.httpBodyStream as? FileBodyStream)?.refusedToResend == true
+                file != nil || arrivedUnencoded
+                    || (task.originalRequest?.httpBodyStream as? FileBodyStream)?.refusedToResend == true
             {
                 error = URLError(.networkConnectionLost, userInfo: urlError.userInfo)
             }
