@@ -64,8 +64,8 @@ final class DelegateTransfer: @unchecked Sendable {
     private var unwritten = Data()
     private static let writeSize = 1 << 20
     private var fileError: (any Error)?
-    /// Why the response was not the rest of the partial file the request asked for (a 416, or a 206 that
-    /// does not fit): the attempt ends with it.
+    /// Why the response was refused: not the rest of the partial file the request asked for (a 416, or a 206
+    /// that does not fit), or framed by an invalid `Content-Length` (``ResponseFraming``): the attempt ends with it.
     private var refusal: NetworkError?
     /// The most upload progress reported so far.
     private var sent: Int64 = 0
@@ -105,6 +105,11 @@ final class DelegateTransfer: @unchecked Sendable {
         let coding = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Encoding")?.trimmingCharacters(in: .whitespaces)
         arrivedUnencoded = coding == nil || coding == "" || coding?.lowercased() == "identity"
         guard channel == nil, file == nil, exceededLimit == nil else { return .allow }
+        if let http = response as? HTTPURLResponse, ResponseFraming.hasInvalidContentLength(http, to: request) {
+            refusal = .transportFailed(URLError(.cannotParseResponse))   // RFC 9112 §6.3 (5): discard it
+            handle.cancelTask()   // a `.cancel` disposition is ignored on Linux
+            return .cancel
+        }
         if let resumption, let http = response as? HTTPURLResponse, let refusal = resumption.refusal(of: http) {
             self.refusal = refusal
             handle.cancelTask()   // a `.cancel` disposition is ignored on Linux
