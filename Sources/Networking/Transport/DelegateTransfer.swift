@@ -75,9 +75,9 @@ final class DelegateTransfer: @unchecked Sendable {
     /// The download's total when known: the declared length of a body that is not content-encoded (with
     /// gzip the declared length is the compressed one, and the bytes counted are decoded).
     private var downloadTotal: Int64 = -1
-    /// Whether a response arrived whose body is not content-encoded: a failure of its body is then a connection
-    /// that broke off mid-body, never a body that cannot be decoded.
-    private var arrivedUnencoded = false
+    /// The response whose body is arriving, once its head arrived: on Linux, a failure of a body that is not
+    /// content-encoded is then a connection that broke off mid-body (see ``didComplete(_:error:state:)``).
+    private var arrived: HTTPURLResponse?
 
     init(
         delivery: Delivery, acceptable: Set<Int>, followsRedirects: Bool, deliveryLimit: Int, gatherLimit: Int, request: URLRequest,
@@ -102,8 +102,7 @@ final class DelegateTransfer: @unchecked Sendable {
     /// The response arrived (called once per response; a second one, as Apple sends for
     /// `multipart/x-mixed-replace`, only goes on gathering).
     func didReceive(_ response: URLResponse, task: URLSessionDataTask) -> URLSession.ResponseDisposition {
-        let coding = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Encoding")?.trimmingCharacters(in: .whitespaces)
-        arrivedUnencoded = coding == nil || coding == "" || coding?.lowercased() == "identity"
+        arrived = response as? HTTPURLResponse
         guard channel == nil, file == nil, exceededLimit == nil else { return .allow }
         if let http = response as? HTTPURLResponse, ResponseFraming.hasInvalidContentLength(http, to: request) {
             refusal = .transportFailed(URLError(.cannotParseResponse))   // RFC 9112 §6.3 (5): discard it
@@ -205,7 +204,7 @@ final class DelegateTransfer: @unchecked Sendable {
             // So is a streamed file body that refused to be sent again, empty, on a new connection after the one it
             // went out on died (see FileBodyStream): the connection was lost, and the whole request may be retried.
             if let urlError = error as? URLError, urlError.code == .unknown,
-                file != nil || arrivedUnencoded
+                file != nil || Self.isUnencoded(arrived)
                     || (task.originalRequest?.httpBodyStream as? FileBodyStream)?.refusedToResend == true
             {
                 error = URLError(.networkConnectionLost, userInfo: urlError.userInfo)
@@ -257,6 +256,13 @@ final class DelegateTransfer: @unchecked Sendable {
         else { return true }
         stopForSize(limit: limit)
         return false
+    }
+
+    /// Whether `response` arrived and its body is not content-encoded (no `Content-Encoding`, or `identity`).
+    private static func isUnencoded(_ response: HTTPURLResponse?) -> Bool {
+        guard let response else { return false }
+        let coding = response.value(forHTTPHeaderField: "Content-Encoding")?.trimmingCharacters(in: .whitespaces) ?? ""
+        return coding.isEmpty || coding.lowercased() == "identity"
     }
 
     private func stopForSize(limit: Int) {
