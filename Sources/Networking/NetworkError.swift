@@ -31,7 +31,8 @@ public enum NetworkError: Error, Sendable {
     case invalidRequest(field: String, reason: String)
     /// The request body could not be encoded; carries the encoder's error.
     case encodingFailed(any Error)
-    /// The request never got an HTTP response: offline, timed out, connection lost, TLS failure, ...
+    /// The request got no complete HTTP response: offline, timed out, TLS failure, or the connection lost before
+    /// or while the body arrived (a body cut short is `.networkConnectionLost` on every platform), ...
     case transportFailed(URLError)
     /// The server answered with a status the endpoint does not accept (by default, anything outside 2xx).
     case invalidStatusCode(Int)
@@ -108,7 +109,7 @@ extension NetworkError: CustomStringConvertible, LocalizedError {
         case let .encodingFailed(error):
             return "The request body could not be encoded (\(type(of: error)))."
         case let .transportFailed(error):
-            return "The request failed before a response arrived: URLError \(error.code.rawValue)."
+            return "The request failed without a complete response: URLError \(Self.transportSummary(of: error))."
         case let .invalidStatusCode(code):
             return "The server answered with unacceptable status code \(code)."
         case let .redirectWouldForwardBody(code):
@@ -165,6 +166,14 @@ extension NetworkError: CustomStringConvertible, LocalizedError {
         case let .dataCorrupted(context):
             if let empty = context.underlyingError as? EmptyResponseBody {
                 return "\(empty), which decodes only as EmptyResponse, an Optional or an EmptyBodyDecodable"
+            }
+            // JSONDecoder reports a body that is not JSON at all (an HTML page, a truncated or non-UTF-8 body) at the top
+            // level, in these words on every platform (with the parser's error underneath on older Apple ones). The
+            // text is only compared, never shown: a type's own debug text may quote a value.
+            if context.codingPath.isEmpty,
+                context.underlyingError != nil || context.debugDescription.hasPrefix("The given data was not valid JSON")
+            {
+                return "the body is not valid JSON"
             }
             return "data corrupted \(path(context))"
         @unknown default: return "unknown decoding error"

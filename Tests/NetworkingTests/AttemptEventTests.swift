@@ -36,7 +36,7 @@ struct AttemptEventTests {
         await #expect(throws: NetworkError.self) { _ = try await provider.response(TestEndpoint()) }
         await provider.waitForMonitors()
         // THEN the attempt was told, without a response, with its error
-        #expect(monitor.told.all == ["1 /v1/users/1 none The request failed before a response arrived: URLError -1005."])
+        #expect(monitor.told.all == ["1 /v1/users/1 none The request failed without a complete response: URLError -1005 (.networkConnectionLost)."])
     }
 
     @Test func aSuccessfulAttemptIsNeverToldFailed() async throws {

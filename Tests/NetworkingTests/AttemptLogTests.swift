@@ -113,7 +113,7 @@ struct AttemptLogTests {
         let log = lines.all
         #expect(log.count == 2)
         #expect(log.first?.hasPrefix("attempt 1: GET https://api.example.com/v1/users/1 → failed in ") == true)
-        #expect(log.first?.hasSuffix(" ms: The request failed before a response arrived: URLError -1001.") == true)
+        #expect(log.first?.hasSuffix(" ms: The request failed without a complete response: URLError -1001 (.timedOut).") == true)
         #expect(log.last?.hasSuffix(" ms, 2 attempts, 21 bytes") == true)
     }
 

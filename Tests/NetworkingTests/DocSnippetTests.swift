@@ -40,6 +40,15 @@ struct DeleteUser: Endpoint {
     var method: HTTPMethod { .delete }
 }
 
+/// Section 3's calls, compiled only: they would go to api.example.com.
+func gettingStartedSendThemThroughAProvider() async throws {
+    let provider = NetworkProvider()
+    let users = try await provider.request(SearchUsers(text: "kim", page: 1), as: [User].self)  // decoded
+    let response = try await provider.response(SearchUsers(text: "kim", page: 1))             // raw
+    try await provider.request(DeleteUser(id: 3))                                              // 204-style
+    _ = (users, response)
+}
+
 struct APIError: Error, Decodable {
     let status: Int
     let divisionCode: String

@@ -118,7 +118,7 @@ struct EnvelopeTests {
         (#"{"divisionCode":"0000","data":null}"#, #"EnvelopedUser at key path "data""#, "data"),
         ("null", "APIEnvelope envelope", "top level"),
         ("[]", "APIEnvelope envelope", "top level"),
-        ("{not json", "APIEnvelope envelope", "top level"),
+        ("{not json", "APIEnvelope envelope", "not valid JSON"),
     ])
     func aBadEnvelopeIsATypedDecodingErrorNamingTheField(body: String, type: String, field: String) async throws {
         let server = MockServer()

@@ -197,7 +197,7 @@ struct NetworkProvidingTransferTests {
             .appendingPathComponent("f")
         // WHEN a download is asked for
         // THEN it throws the provider's typed error, and the fake was never asked
-        await #expect(throws: NetworkError.invalidRequest(field: "download destination", reason: "its folder does not exist or cannot be written")) {
+        await #expect(throws: NetworkError.invalidRequest(field: "download destination", reason: "is in a folder that does not exist or cannot be written")) {
             _ = try await network.download(TestEndpoint(path: "/reports/latest"), to: destination)
         }
         await #expect(throws: NetworkError.invalidRequest(field: "download destination", reason: "is not a file URL")) {

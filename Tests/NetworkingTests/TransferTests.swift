@@ -254,7 +254,7 @@ struct DownloadTests {
         let server = MockServer()
         server.stub(.get, "/v1/files/1", .json(["ok": true]))
         let destination = URL(fileURLWithPath: "/nonexistent-\(UUID().uuidString)/file.bin")
-        await #expect(throws: NetworkError.invalidRequest(field: "download destination", reason: "its folder does not exist or cannot be written")) {
+        await #expect(throws: NetworkError.invalidRequest(field: "download destination", reason: "is in a folder that does not exist or cannot be written")) {
             _ = try await server.makeProvider().download(TestEndpoint(path: "/files/1"), to: destination)
         }
         #expect(server.requests.isEmpty)

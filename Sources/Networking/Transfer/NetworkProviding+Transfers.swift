@@ -215,7 +215,7 @@ enum DefaultTransfers {
         guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue,
             FileManager.default.isWritableFile(atPath: folder.path)
         else {
-            throw NetworkError.invalidRequest(field: "download destination", reason: "its folder does not exist or cannot be written")
+            throw NetworkError.invalidRequest(field: "download destination", reason: "is in a folder that does not exist or cannot be written")
         }
     }
 

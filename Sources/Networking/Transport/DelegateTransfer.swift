@@ -66,8 +66,8 @@ final class DelegateTransfer: @unchecked Sendable {
     private var unwritten = Data()
     private static let writeSize = 1 << 20
     private var fileError: (any Error)?
-    /// Why the response was not the rest of the partial file the request asked for (a 416, or a 206 that
-    /// does not fit): the attempt ends with it.
+    /// Why the response was refused: not the rest of the partial file the request asked for (a 416, or a 206
+    /// that does not fit), or framed by an invalid `Content-Length` (``ResponseFraming``): the attempt ends with it.
     private var refusal: NetworkError?
     /// The most upload progress reported so far.
     private var sent: Int64 = 0
@@ -77,6 +77,9 @@ final class DelegateTransfer: @unchecked Sendable {
     /// The download's total when known: the declared length of a body that is not content-encoded (with
     /// gzip the declared length is the compressed one, and the bytes counted are decoded).
     private var downloadTotal: Int64 = -1
+    /// The response whose body is arriving, once its head arrived: on Linux, a failure of a body that is not
+    /// content-encoded is then a connection that broke off mid-body (see ``didComplete(_:error:state:)``).
+    private var arrived: HTTPURLResponse?
 
     init(
         delivery: Delivery, acceptable: Set<Int>, followsRedirects: Bool, deliveryLimit: Int, gatherLimit: Int, request: URLRequest,
@@ -102,7 +105,13 @@ final class DelegateTransfer: @unchecked Sendable {
     /// The response arrived (called once per response; a second one, as Apple sends for
     /// `multipart/x-mixed-replace`, only goes on gathering).
     func didReceive(_ response: URLResponse, task: URLSessionDataTask) -> URLSession.ResponseDisposition {
+        arrived = response as? HTTPURLResponse
         guard channel == nil, file == nil, exceededLimit == nil else { return .allow }
+        if let http = response as? HTTPURLResponse, ResponseFraming.hasInvalidContentLength(http, to: request) {
+            refusal = .transportFailed(URLError(.cannotParseResponse))   // RFC 9112 §6.3 (5): discard it
+            handle.cancelTask()   // a `.cancel` disposition is ignored on Linux
+            return .cancel
+        }
         if let resumption, let http = response as? HTTPURLResponse, let refusal = resumption.refusal(of: http) {
             self.refusal = refusal
             handle.cancelTask()   // a `.cancel` disposition is ignored on Linux
@@ -192,12 +201,15 @@ final class DelegateTransfer: @unchecked Sendable {
         slot?.release()   // the exchange ended, however: the next call may go
         var error = error
         #if canImport(FoundationNetworking)
-            // Linux's URLSession reports a connection closed mid-body as `URLError.unknown` (-1); a download
-            // reports it as Apple platforms do, `networkConnectionLost`, so that a `RetryPolicy` retries (and resumes) it.
+            // Linux's URLSession reports a connection closed mid-body as `URLError.unknown` (-1); every call (a
+            // plain one, a stream, a download) reports it as Apple platforms do, `networkConnectionLost`, so that a
+            // `RetryPolicy` retries (and a download resumes) it. A body that is not content-encoded can fail only
+            // so once its response arrived; an encoded one keeps -1, which may be a body that can never be decoded.
             // So is a streamed file body that refused to be sent again, empty, on a new connection after the one it
             // went out on died (see FileBodyStream): the connection was lost, and the whole request may be retried.
             if let urlError = error as? URLError, urlError.code == .unknown,
-                file != nil || (task.originalRequest?.httpBodyStream as? FileBodyStream)?.refusedToResend == true
+                file != nil || Self.isUnencoded(arrived)
+                    || (task.originalRequest?.httpBodyStream as? FileBodyStream)?.refusedToResend == true
             {
                 error = URLError(.networkConnectionLost, userInfo: urlError.userInfo)
             }
@@ -248,6 +260,13 @@ final class DelegateTransfer: @unchecked Sendable {
         else { return true }
         stopForSize(limit: limit)
         return false
+    }
+
+    /// Whether `response` arrived and its body is not content-encoded (no `Content-Encoding`, or `identity`).
+    private static func isUnencoded(_ response: HTTPURLResponse?) -> Bool {
+        guard let response else { return false }
+        let coding = response.value(forHTTPHeaderField: "Content-Encoding")?.trimmingCharacters(in: .whitespaces) ?? ""
+        return coding.isEmpty || coding.lowercased() == "identity"
     }
 
     private func stopForSize(limit: Int) {
