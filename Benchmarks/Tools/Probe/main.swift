@@ -25,7 +25,9 @@
 //                                           shared refresh, resends) or valid; fails unless every expired
 //                                           storm refreshed exactly once and every valid one never. The
 //                                           provider is an app's: the interceptor its own, the mock's routing
-//                                           header from the configuration (as provider-plain's)
+//                                           header from the configuration (as provider-plain's); with
+//                                           PROBE_UNLIMITED set, its Scheduling has no effective limit (to
+//                                           tell the queue's cost from the rest)
 //   floor-storm-expired, floor-storm-valid  the same storms with no provider: raw code on the floor's transport
 //                                           with the leanest correct single-flight refresh (RawTokens)
 //   outbox-memory                           <requests> mutations queued in an Outbox: peak RSS growth (OutboxMemory.swift)
@@ -319,7 +321,9 @@ Task.detached { [prepare, check] in
                     let configuration = api.mock.makeConfiguration()
                     configuration.httpAdditionalHeaders = [MockURLProtocol.serverHeader: api.mock.id]
                     let auth = api.makeInterceptor(store: InMemoryCredentialStore(MockAuthServer.initialCredential))
-                    let provider = NetworkProvider(configuration: configuration, interceptor: auth)
+                    let unlimited = Scheduling(maximumCalls: 1 << 30, maximumCallsPerHost: 1 << 30)
+                    let scheduling = ProcessInfo.processInfo.environment["PROBE_UNLIMITED"] != nil ? unlimited : .default
+                    let provider = NetworkProvider(scheduling: scheduling, configuration: configuration, interceptor: auth)
                     let endpoints = (0..<stormSize).map { api.resource("/items/\($0)") }
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         for endpoint in endpoints {
