@@ -26,6 +26,8 @@ public final class NetworkProvider: NetworkProviding {
     let urlSession: URLSession
     /// The provider-wide interceptor; it runs before any per-call interceptor (adapt and retry).
     public let interceptor: (any RequestInterceptor)?
+    /// ``interceptor`` when it names cache partitions (an ``AuthInterceptor``): cast once, not once per call.
+    let partitioning: (any CachePartitioning)?
     /// The hard cap on attempts per call, which no retrier can exceed.
     public let maximumAttempts: Int
     /// The overall deadline of a call whose endpoint names none, in seconds (`.infinity` for none).
@@ -194,6 +196,7 @@ public final class NetworkProvider: NetworkProviding {
         self.routingHeaders = routingHeaders
         self.urlSession = URLSession(configuration: configuration, delegate: delegate, delegateQueue: callbacks)
         self.interceptor = interceptor
+        self.partitioning = interceptor as? any CachePartitioning
         self.encoder = encoder
         self.decoder = decoder
         self.maximumAttempts = max(1, maximumAttempts)

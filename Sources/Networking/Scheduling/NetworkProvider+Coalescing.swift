@@ -23,7 +23,7 @@ extension NetworkProvider {
         if sharesExchange(endpoint, interceptor: interceptor) {
             // Without an account to ask, the member is made in a synchronous function: no async frame of it
             // makes the caller's task hold more while it waits.
-            let member = self.interceptor is any CachePartitioning ? try await accountMember(for: endpoint) : try sharingMember(for: endpoint)
+            let member = partitioning != nil ? try await accountMember(for: endpoint) : try sharingMember(for: endpoint)
             if let member { return try await share(member, endpoint: endpoint) }
         }
         return try await soloResponse(endpoint, interceptor: interceptor)   // a body, or an account that cannot share
@@ -51,7 +51,7 @@ extension NetworkProvider {
         guard body == nil else { return nil }   // never shared: its own pipeline
         let deadline = try Deadline(seconds: endpoint.deadline ?? self.deadline)
         var account: (partition: String?, epoch: Int) = (nil, 0)
-        if let partitioning = self.interceptor as? any CachePartitioning {
+        if let partitioning {
             let context = RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: nil)
             switch await partitioning.cachePartition(for: built, context: context) {
             case .notAuthenticated: break

@@ -22,9 +22,11 @@ public struct Origin: Hashable, Sendable, CustomStringConvertible {
         "\(scheme)://\(host)" + (port.map { ":\($0)" } ?? "")
     }
 
-    /// `text` lower-cased; itself when it is ASCII without capitals (the usual case: no new string).
+    /// `text` lower-cased; itself when it is ASCII without capitals (the usual case: no new string). A plain
+    /// loop over the bytes: `allSatisfy` with a range check cost several times more per origin.
     private static func lowercased(_ text: String) -> String {
-        text.utf8.allSatisfy({ $0 < 0x80 && !(0x41...0x5A).contains($0) }) ? text : text.lowercased()
+        for byte in text.utf8 where byte >= 0x80 || (byte >= 0x41 && byte <= 0x5A) { return text.lowercased() }
+        return text
     }
 
     private static func defaultPort(for scheme: String) -> Int? {
