@@ -139,11 +139,16 @@ public struct RetryPolicy: RequestInterceptor {
 
     /// Whether the attempt failed before any connection was made: its request was never applied.
     static func wasNeverSent(_ error: any Error, response: Response?) -> Bool {
-        guard response == nil else { return false }
+        guard response == nil, let code = transportCode(of: error) else { return false }
+        return neverSentURLErrorCodes.contains(code)
+    }
+
+    /// The `URLError` code of a transport failure, thrown as such or as ``NetworkError/transportFailed(_:)``.
+    private static func transportCode(of error: any Error) -> URLError.Code? {
         switch error {
-        case NetworkError.transportFailed(let urlError): return neverSentURLErrorCodes.contains(urlError.code)
-        case let urlError as URLError: return neverSentURLErrorCodes.contains(urlError.code)
-        default: return false
+        case NetworkError.transportFailed(let urlError): return urlError.code
+        case let urlError as URLError: return urlError.code
+        default: return nil
         }
     }
 
@@ -152,11 +157,7 @@ public struct RetryPolicy: RequestInterceptor {
     /// when there is one: an `E503` inside a `200` is a 503), or the error one of ``retryableURLErrorCodes``.
     public func shouldRetry(_ error: any Error, response: Response?) -> Bool {
         if let response { return retryableStatusCodes.contains(response.envelopeStatusCode ?? response.statusCode) }
-        switch error {
-        case NetworkError.transportFailed(let urlError): return retryableURLErrorCodes.contains(urlError.code)
-        case let urlError as URLError: return retryableURLErrorCodes.contains(urlError.code)
-        default: return false
-        }
+        return Self.transportCode(of: error).map(retryableURLErrorCodes.contains) ?? false
     }
 
     /// The jittered backoff before retry `index` (0 for the first retry), in seconds.
