@@ -174,6 +174,12 @@ async def bad_content_length(w, path):
     await w.drain()
 
 
+async def conflicting_length(w, path):
+    # Two Content-Length lines that disagree (RFC 9112 §6.3 (5)): URLSession joins them as "77, 5".
+    w.write(head(200, [(b"Content-Length", b"77"), (b"Content-Length", b"5")]) + b"hello")
+    await w.drain()
+
+
 async def short_body_close(w, path):
     w.write(head(200, [(b"Content-Length", b"100")]) + b"0123456789")
     await w.drain()
@@ -353,6 +359,7 @@ ROUTES = {
     "/no-status-line": no_status_line,
     "/bad-content-length": bad_content_length,
     "/short-body": short_body_close,
+    "/conflicting-length": conflicting_length,
     "/truncated-chunked-close": truncated_chunked_close,
     "/truncated-chunked-hang": truncated_chunked_hang,
     "/huge-header": huge_header,

@@ -50,6 +50,28 @@ struct HostileTests {
         Call(baseURL: base, path: path, requiresAuthentication: false)
     }
 
+    @Test func aBodyCutShortIsRetriedForAGETAndNotForAPOST() async throws {
+        try await withHostileServer { base in
+            // GIVEN a RetryPolicy with no backoff, over a real connection that answers 10 of 100 declared bytes
+            let attempts = AttemptCounter()
+            let provider = NetworkProvider(
+                configuration: .ephemeral, interceptor: RetryPolicy(retryLimit: 2, exponentialBackoffScale: 0), deadline: 10,
+                monitors: [attempts])
+            // WHEN a GET meets it, THEN it is a lost connection, tried 3 times (RFC 9110 §9.2.2: GET is idempotent)
+            await #expect(throws: NetworkError.transportFailed(URLError(.networkConnectionLost))) {
+                try await provider.response(call(base, "/short-body"))
+            }
+            // and a POST (no idempotency key) is tried once: it may have been applied
+            var post = call(base, "/short-body")
+            post.method = .post
+            await #expect(throws: NetworkError.transportFailed(URLError(.networkConnectionLost))) {
+                try await provider.response(post)
+            }
+            await provider.waitForMonitors()
+            #expect(attempts.counts == [3, 1])
+        }
+    }
+
     @Test(arguments: ["/slow-headers", "/trickle", "/continue", "/truncated-chunked-hang"])
     func aServerThatNeverFinishesEndsAtTheDeadline(_ path: String) async throws {
         try await withHostileServer { base in
@@ -113,7 +135,7 @@ struct HostileTests {
     }
 
     @Test(arguments: [
-        "/no-status-line", "/bad-content-length", "/short-body", "/truncated-chunked-close",
+        "/no-status-line", "/bad-content-length", "/short-body", "/conflicting-length", "/truncated-chunked-close",
         "/huge-header", "/many-headers", "/redirect-loop", "/redirect-file", "/redirect-data", "/redirect-ftp",
     ])
     func malformedAnswersEndInAValueOrATypedError(_ path: String) async throws {
@@ -128,6 +150,10 @@ struct HostileTests {
                 switch path {
                 case "/redirect-loop": #expect(error.code == .httpTooManyRedirects)
                 case "/redirect-file", "/redirect-data", "/redirect-ftp": #expect(error.code == .unsupportedURL)
+                // a body cut short after its head: a lost connection on every platform, as a RetryPolicy expects
+                case "/short-body", "/truncated-chunked-close": #expect(error.code == .networkConnectionLost)
+                // two lengths that disagree: discarded (RFC 9112 §6.3 (5)), never a 200 with a cut body
+                case "/conflicting-length": #expect(error.code == .cannotParseResponse)
                 default: break   // malformed framing: URLSession's own code (-1, -1002 on Linux)
                 }
             } catch let error as NetworkError {
@@ -144,5 +170,24 @@ struct HostileTests {
             }
             print("hostile \(path): \(outcome)")
         }
+    }
+}
+
+/// The attempts of each finished call, in order.
+private final class AttemptCounter: EventMonitor, @unchecked Sendable {
+    // @unchecked: `finished` is guarded by `lock`.
+    private let lock = NSLock()
+    private var finished: [Int] = []
+
+    var counts: [Int] {
+        lock.lock()
+        defer { lock.unlock() }
+        return finished
+    }
+
+    func requestDidFinish(_ request: URLRequest, result: Result<Response, any Error>, attempts: Int, duration: TimeInterval, context: RequestContext) {
+        lock.lock()
+        finished.append(attempts)
+        lock.unlock()
     }
 }

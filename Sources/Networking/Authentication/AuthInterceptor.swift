@@ -144,9 +144,6 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
     var lastStoreWrite: Task<Void, any Error>?
     /// The response caches of the providers this interceptor authenticates for (see ``Credential/account``).
     nonisolated let caches = AttachedCaches()
-    /// The last account a cache partition was named for, and that name (a SHA-256 digest: made once per
-    /// account, not once per call).
-    var lastPartition: (account: String, name: String)?
     /// Bumped whenever the account changes (see ``AccountEpoch``).
     nonisolated let accountEpoch = AccountEpoch()
     /// The account signed in after each change of account (`nil`: signed out), for the outboxes.

@@ -116,15 +116,7 @@ extension AuthInterceptor: CachePartitioning {
     private func currentPartition() async -> CachePartition {
         // A store that cannot be read: the call's adapt throws its error; here it only means "no account".
         guard let account = ((try? await loadedCredential()) ?? nil)?.account, !sessionDidExpire else { return .unknownAccount }
-        return .account(AccountStamp(partition: partitionName(of: account), epoch: accountEpoch, value: accountEpoch.current))
-    }
-
-    /// ``CacheKey/partition(forAccount:)`` of `account`, remembered for the last account asked.
-    private func partitionName(of account: String) -> String {
-        if let last = lastPartition, last.account == account { return last.name }
-        let name = CacheKey.partition(forAccount: account)
-        lastPartition = (account, name)
-        return name
+        return .account(AccountStamp(partition: CacheKey.partition(forAccount: account), epoch: accountEpoch, value: accountEpoch.current))
     }
 
     nonisolated func attach(_ cache: any ResponseCache) {

@@ -161,4 +161,12 @@ extension Endpoint {
 /// The default acceptable status codes, built once rather than on every request.
 enum StatusCodes {
     static let success = Set(200..<300)
+
+    /// The set of `codes` (stored sorted); the shared ``success`` when they are exactly 200–299, made once
+    /// instead of once a call (an outbox delivery rebuilds its endpoint's codes from its record).
+    static func set(ofSorted codes: [Int]) -> Set<Int> {
+        codes == successSorted ? success : Set(codes)
+    }
+
+    private static let successSorted = Array(200..<300)
 }

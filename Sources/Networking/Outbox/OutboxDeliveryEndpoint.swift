@@ -40,7 +40,7 @@ struct OutboxDeliveryEndpoint: AccountBoundEndpoint {
         timeout = record.timeout
         deadline = record.deadline
         maximumResponseSize = record.maximumResponseSize
-        acceptableStatusCodes = Set(record.acceptableStatusCodes)
+        acceptableStatusCodes = StatusCodes.set(ofSorted: record.acceptableStatusCodes)
         requiresAuthentication = record.requiresAuthentication
         boundAccount = record.account
     }

@@ -47,6 +47,10 @@ public struct OutboxOutcomes: AsyncSequence, Sendable {
 final class Broadcaster<Value: Sendable>: @unchecked Sendable {
     // @unchecked: every mutable property is guarded by `lock`.
     private let lock = NSLock()
+    /// Held by ``send(_:)`` from reading the subscribers to the last yield, so that values arrive in the order
+    /// sent, while `lock` is held only briefly: a subscriber woken by a yield (on the same CPU, it may run at
+    /// once) never waits for the sender's lock in its next ``takeDropped(of:)``.
+    private let sendLock = NSLock()
     private var subscribers: [Int: AsyncStream<Value>.Continuation] = [:]
     private var backlog: [Value] = []
     private var backlogDropped = 0
@@ -103,8 +107,9 @@ final class Broadcaster<Value: Sendable>: @unchecked Sendable {
     }
 
     func send(_ value: Value) {
+        sendLock.lock()   // in the order sent
+        defer { sendLock.unlock() }
         lock.lock()
-        defer { lock.unlock() }
         if subscribers.isEmpty, !finished, backlogLimit > 0 {
             if backlog.count >= backlogLimit {
                 backlog.removeFirst()
@@ -112,12 +117,19 @@ final class Broadcaster<Value: Sendable>: @unchecked Sendable {
             }
             backlog.append(value)
         }
-        for (id, continuation) in subscribers {   // under the lock: in the order sent
-            if case .dropped = continuation.yield(value) { dropped[id, default: 0] += 1 }
+        let receivers = subscribers
+        lock.unlock()
+        for (id, continuation) in receivers {
+            guard case .dropped = continuation.yield(value) else { continue }
+            lock.lock()
+            if subscribers[id] != nil { dropped[id, default: 0] += 1 }
+            lock.unlock()
         }
     }
 
     func finish() {
+        sendLock.lock()   // after a send in progress: its value is not lost
+        defer { sendLock.unlock() }
         lock.lock()
         finished = true
         let continuations = Array(subscribers.values)

@@ -69,7 +69,9 @@ public struct RetryPolicy: RequestInterceptor {
     ///   - maximumDelay: the cap on any delay; default 30 s.
     ///   - jitter: the share of each backoff delay that is random; default 0.5 (the delay lies
     ///     between half and all of the computed backoff).
-    ///   - retryableMethods: the methods retried after a failure; default the idempotent ones.
+    ///   - retryableMethods: the methods retried after a failure; default the idempotent ones. A request of
+    ///     another method is retried only when no connection was made (`cannotConnectToHost`, `cannotFindHost`,
+    ///     `dnsLookupFailed`, `notConnectedToInternet`, if `retryableURLErrorCodes` has them): it never left.
     ///   - retryableStatusCodes: the statuses retried; default 408, 429 and the 5xx a retry can help.
     ///   - retryableURLErrorCodes: the transport errors retried; default timeouts and lost connections.
     ///   - idempotencyKeyHeader: the header an idempotency key goes in (`"Idempotency-Key"`, the IETF
@@ -106,7 +108,8 @@ public struct RetryPolicy: RequestInterceptor {
     }
 
     /// Retries a failure worth another try (see ``shouldRetry(_:response:)``) of a retryable method, or of a request carrying
-    /// an idempotency key, up to ``retryLimit`` times per call: after `Retry-After` when the response has one, else after
+    /// an idempotency key, or of any method when no connection was made (refused, no such host, no network: the request
+    /// never left, RFC 9110 §9.2.2), up to ``retryLimit`` times per call: after `Retry-After` when the response has one, else after
     /// the backoff. A `Retry-After` longer than ``maximumDelay`` ends the call with ``NetworkError/retryAfter(seconds:statusCode:)``.
     public func retry(
         _ request: URLRequest,
@@ -116,7 +119,8 @@ public struct RetryPolicy: RequestInterceptor {
     ) async -> RetryResult {
         let retries = context[Self.noteKey] as? Int ?? 0
         guard retries < retryLimit,
-            retryableMethods.contains(HTTPMethod(rawValue: request.httpMethod ?? "GET")) || carriesIdempotencyKey(request),
+            retryableMethods.contains(HTTPMethod(rawValue: request.httpMethod ?? "GET")) || carriesIdempotencyKey(request)
+                || Self.wasNeverSent(error, response: response),
             shouldRetry(error, response: response)
         else { return .doNotRetry }
         context[Self.noteKey] = retries + 1
@@ -130,16 +134,30 @@ public struct RetryPolicy: RequestInterceptor {
         return .retryWithDelay(backoffDelay(forRetry: retries))
     }
 
+    /// The transport errors that show no connection was made, so the request never left (RFC 9110 §9.2.2).
+    static let neverSentURLErrorCodes: Set<URLError.Code> = [.cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet]
+
+    /// Whether the attempt failed before any connection was made: its request was never applied.
+    static func wasNeverSent(_ error: any Error, response: Response?) -> Bool {
+        guard response == nil, let code = transportCode(of: error) else { return false }
+        return neverSentURLErrorCodes.contains(code)
+    }
+
+    /// The `URLError` code of a transport failure, thrown as such or as ``NetworkError/transportFailed(_:)``.
+    private static func transportCode(of error: any Error) -> URLError.Code? {
+        switch error {
+        case NetworkError.transportFailed(let urlError): return urlError.code
+        case let urlError as URLError: return urlError.code
+        default: return nil
+        }
+    }
+
     /// Whether `error` (with its response, if any) is worth another try: the response's status is one of
     /// ``retryableStatusCodes`` (the status its envelope's failure stands for, ``Response/envelopeStatusCode``,
     /// when there is one: an `E503` inside a `200` is a 503), or the error one of ``retryableURLErrorCodes``.
     public func shouldRetry(_ error: any Error, response: Response?) -> Bool {
         if let response { return retryableStatusCodes.contains(response.envelopeStatusCode ?? response.statusCode) }
-        switch error {
-        case NetworkError.transportFailed(let urlError): return retryableURLErrorCodes.contains(urlError.code)
-        case let urlError as URLError: return retryableURLErrorCodes.contains(urlError.code)
-        default: return false
-        }
+        return Self.transportCode(of: error).map(retryableURLErrorCodes.contains) ?? false
     }
 
     /// The jittered backoff before retry `index` (0 for the first retry), in seconds.

@@ -105,19 +105,20 @@ final class DelegateTransfer: @unchecked Sendable {
     /// The response arrived (called once per response; a second one, as Apple sends for
     /// `multipart/x-mixed-replace`, only goes on gathering).
     func didReceive(_ response: URLResponse, task: URLSessionDataTask) -> URLSession.ResponseDisposition {
-        arrived = response as? HTTPURLResponse
+        let http = response as? HTTPURLResponse
+        arrived = http
         guard channel == nil, file == nil, exceededLimit == nil else { return .allow }
-        if let http = response as? HTTPURLResponse, ResponseFraming.hasInvalidContentLength(http, to: request) {
+        if let http, ResponseFraming.hasInvalidContentLength(http, to: request) {
             refusal = .transportFailed(URLError(.cannotParseResponse))   // RFC 9112 §6.3 (5): discard it
             handle.cancelTask()   // a `.cancel` disposition is ignored on Linux
             return .cancel
         }
-        if let resumption, let http = response as? HTTPURLResponse, let refusal = resumption.refusal(of: http) {
+        if let resumption, let http, let refusal = resumption.refusal(of: http) {
             self.refusal = refusal
             handle.cancelTask()   // a `.cancel` disposition is ignored on Linux
             return .cancel
         }
-        guard let http = response as? HTTPURLResponse, acceptable.contains(http.statusCode),
+        guard let http, acceptable.contains(http.statusCode),
             !(followsRedirects && RedirectPolicy.isRedirect(http))
         else {
             return checkDeclaredLength(of: response, limit: gatherLimit) ? .allow : .cancel
@@ -153,8 +154,7 @@ final class DelegateTransfer: @unchecked Sendable {
                 return .cancel
             }
             received = offset
-            let encoding = http.value(forHTTPHeaderField: "Content-Encoding")?.lowercased()
-            let declared = encoding == nil || encoding == "identity" ? response.expectedContentLength : -1
+            let declared = Self.isUnencoded(http) ? response.expectedContentLength : -1
             downloadTotal = declared >= 0 ? offset + declared : -1
             progress?.report(offset, of: downloadTotal)   // a resumed download continues from what it kept
         }

@@ -1,0 +1,54 @@
+import Foundation
+import NetworkingTestSupport
+import Testing
+
+@testable import Networking
+
+/// The broadcaster behind ``Outbox/outcomes`` and ``AuthInterceptor``'s account changes: every subscriber sees
+/// the same values in the same order, nothing sent before ``Broadcaster/finish()`` is lost, and a subscriber
+/// that falls behind learns how many it lost.
+@Suite("Broadcaster", SuiteTimeLimit.oneMinute)
+struct BroadcasterTests {
+    @Test("two subscribers see the values of 8 concurrent senders in one and the same order, each sender's in its own order")
+    func oneOrderForEverySubscriber() async {
+        let broadcaster = Broadcaster<Int>(backlogLimit: 0)
+        let first = broadcaster.subscribe()
+        let second = broadcaster.subscribe()
+        let senders = 8
+        let each = 500
+        await withTaskGroup(of: Void.self) { group in
+            for sender in 0..<senders {
+                group.addTask {
+                    for index in 0..<each { broadcaster.send(sender * each + index) }
+                }
+            }
+        }
+        broadcaster.finish()   // after every send returned: each value is in both streams
+        var seen: [[Int]] = []
+        for stream in [first, second] {
+            var values: [Int] = []
+            for await value in stream { values.append(value) }
+            seen.append(values)
+        }
+        #expect(seen[0].count == senders * each)
+        #expect(seen[0] == seen[1])
+        for sender in 0..<senders {
+            let own = seen[0].filter { $0 / each == sender }
+            #expect(own == Array(sender * each..<(sender + 1) * each))
+        }
+    }
+
+    @Test("a subscriber that falls behind keeps the newest values and is told how many it lost")
+    func fallingBehindIsCounted() async {
+        let broadcaster = Broadcaster<Int>(backlogLimit: 0, bufferLimit: 10)
+        let (id, stream) = broadcaster.subscribeCounting()
+        for value in 0..<1_000 { broadcaster.send(value) }
+        #expect(broadcaster.takeDropped(of: id) == 990)
+        #expect(broadcaster.takeDropped(of: id) == 0)   // told once
+        broadcaster.finish()
+        var values: [Int] = []
+        for await value in stream { values.append(value) }
+        #expect(values == Array(990..<1_000))
+    }
+
+}
