@@ -67,4 +67,32 @@ struct SchedulingQueueOrderTests {
         slots.release(next)
         #expect(slots.inFlightCount == 0 && slots.waitingCount == 0)
     }
+
+    @Test("within a priority a later exchange of an earlier call (a resend, a retry) goes before the calls that arrived after it, and after those before it")
+    func aResendGoesBackToItsCallsPlace() {
+        let slots = CallSlots(Scheduling())
+        let line = HostLine()
+        func waiter(_ arrival: UInt64) -> SlotWaiter {
+            let waiter = SlotWaiter(priority: .normal, arrival: arrival, slots: slots, deadlineSeconds: 60)
+            waiter.state = .queued
+            return waiter
+        }
+        var queued: [SlotWaiter] = []
+        for arrival in [1, 2, 4, 5, 7, 8, 9] as [UInt64] { queued.append(waiter(arrival)) }
+        for waiter in queued { line.append(waiter) }
+        let first = line.first
+        line.removeFirst(queued[0])   // arrival 1 got a slot
+        #expect(first === queued[0])
+        // Resends, in any order: each goes to its call's place (an equal arrival goes after the one waiting).
+        var resends: [SlotWaiter] = []
+        for arrival in [6, 3, 10, 1, 5] as [UInt64] { resends.append(waiter(arrival)) }
+        for resend in resends { line.append(resend) }
+        var order: [SlotWaiter] = []
+        while let next = line.first {
+            order.append(next)
+            line.removeFirst(next)
+        }
+        #expect(order.map(\.arrival) == [1, 2, 3, 4, 5, 5, 6, 7, 8, 9, 10])
+        #expect(order[4] === queued[3] && order[5] === resends[4])   // the 5 waiting, then the 5 resent
+    }
 }

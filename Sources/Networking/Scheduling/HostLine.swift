@@ -20,11 +20,19 @@ final class HostLine: @unchecked Sendable {
     var isIdle: Bool { inFlight == 0 && waiting == 0 }
 
     /// Queues `waiter` in its priority's line, by arrival: at the end, unless it is a later exchange of a
-    /// call that arrived before some of those waiting (a redirect hop, a retry), which goes before them.
+    /// call that arrived before some of those waiting (a redirect hop, a retry, a resend after a refresh),
+    /// which goes before them. A line is in arrival order, so the place is found by bisection: a storm's
+    /// resends, each placed before the first sends still waiting, would otherwise walk the line one by one.
     func append(_ waiter: SlotWaiter) {
         let index = waiter.priority.rawValue
         var position = lines[index].count
-        while position > heads[index], lines[index][position - 1].arrival > waiter.arrival { position -= 1 }
+        if position > heads[index], lines[index][position - 1].arrival > waiter.arrival {
+            var low = heads[index]   // the first waiter that arrived after it, in heads[index]..<count
+            while low < position {
+                let middle = low + (position - low) / 2
+                if lines[index][middle].arrival > waiter.arrival { position = middle } else { low = middle + 1 }
+            }
+        }
         if position == lines[index].count {
             lines[index].append(waiter)
         } else {
