@@ -9,19 +9,16 @@ import Testing
 /// that falls behind learns how many it lost.
 @Suite("Broadcaster", SuiteTimeLimit.oneMinute)
 struct BroadcasterTests {
-    @Test("two subscribers see the values of 8 concurrent senders in one and the same order, each sender's in its own order")
+    @Test("two subscribers see the values of 8 senders on threads of their own in one and the same order, each sender's in its own order")
     func oneOrderForEverySubscriber() async {
         let broadcaster = Broadcaster<Int>(backlogLimit: 0)
         let first = broadcaster.subscribe()
         let second = broadcaster.subscribe()
         let senders = 8
-        let each = 500
-        await withTaskGroup(of: Void.self) { group in
-            for sender in 0..<senders {
-                group.addTask {
-                    for index in 0..<each { broadcaster.send(sender * each + index) }
-                }
-            }
+        let each = 2_000
+        // Threads, not tasks: a cooperative pool of one thread would run each sender's sends without a break.
+        DispatchQueue.concurrentPerform(iterations: senders) { sender in
+            for index in 0..<each { broadcaster.send(sender * each + index) }
         }
         broadcaster.finish()   // after every send returned: each value is in both streams
         var seen: [[Int]] = []
@@ -51,4 +48,15 @@ struct BroadcasterTests {
         #expect(values == Array(990..<1_000))
     }
 
+    @Test("values kept while nobody listened that overflow the first listener's buffer are counted as lost")
+    func backlogBeyondTheBufferIsCounted() async {
+        let broadcaster = Broadcaster<Int>(backlogLimit: 100, bufferLimit: 10)
+        for value in 0..<50 { broadcaster.send(value) }   // nobody listens: kept
+        let (id, stream) = broadcaster.subscribeCounting()
+        #expect(broadcaster.takeDropped(of: id) == 40)
+        broadcaster.finish()
+        var values: [Int] = []
+        for await value in stream { values.append(value) }
+        #expect(values == Array(40..<50))
+    }
 }
