@@ -59,4 +59,28 @@ struct BroadcasterTests {
         for await value in stream { values.append(value) }
         #expect(values == Array(40..<50))
     }
+
+    @Test("a listener that fell behind is told how many it lost even when the broadcaster finished before it read them")
+    func droppedBeforeTheEndAreStillCounted() async {
+        let broadcaster = Broadcaster<Int>(backlogLimit: 0, bufferLimit: 10)
+        let (id, stream) = broadcaster.subscribeCounting()
+        for value in 0..<100 { broadcaster.send(value) }
+        broadcaster.finish()   // the outbox closed: what is buffered is still read, the count first
+        #expect(broadcaster.takeDropped(of: id) == 90)
+        var values: [Int] = []
+        for await value in stream { values.append(value) }
+        #expect(values == Array(90..<100))
+    }
+
+    @Test("a listener that stops listening is forgotten: later values are not counted against it")
+    func aCancelledListenerIsForgotten() async {
+        let broadcaster = Broadcaster<Int>(backlogLimit: 0, bufferLimit: 10)
+        let (id, stream) = broadcaster.subscribeCounting()
+        let listener = Task { for await _ in stream {} }
+        listener.cancel()
+        await listener.value
+        for value in 0..<100 { broadcaster.send(value) }
+        #expect(broadcaster.takeDropped(of: id) == 0)
+        broadcaster.finish()
+    }
 }

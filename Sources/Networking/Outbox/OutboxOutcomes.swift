@@ -97,7 +97,10 @@ final class Broadcaster<Value: Sendable>: @unchecked Sendable {
         if isFinished {
             continuation.finish()
         } else {
-            continuation.onTermination = { [weak self] _ in self?.remove(id) }
+            continuation.onTermination = { [weak self] termination in
+                // Finished by ``finish()`` (which let go of it): its count of dropped values stays for its last reads.
+                if case .cancelled = termination { self?.remove(id) }
+            }
         }
         return (id, stream)
     }
