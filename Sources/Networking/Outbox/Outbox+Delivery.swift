@@ -138,8 +138,7 @@ extension Outbox {
         }
         do {
             let response = try await provider.response(endpoint)
-            // The endpoint's URL is the record's in memory only when it was built from that record (not read again).
-            acknowledge(id, response: response, url: entry.isWhole ? endpoint.baseURL : nil)   // its files removed off this path, then reported
+            acknowledge(id, response: response)   // its files removed off this path, then reported
         } catch {
             await settle(id, after: error)
         }
