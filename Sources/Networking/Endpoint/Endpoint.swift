@@ -162,9 +162,9 @@ extension Endpoint {
 enum StatusCodes {
     static let success = Set(200..<300)
 
-    /// The set of `codes` (stored sorted); the shared ``success`` when they are exactly 200–299, made once
-    /// instead of once a call (an outbox delivery rebuilds its endpoint's codes from its record).
-    static func set(ofSorted codes: [Int]) -> Set<Int> {
+    /// The set of `codes`: the shared ``success`` when they list exactly 200–299 in order (as an outbox record
+    /// stores them), made once instead of once a call; any other list, a new set of its codes.
+    static func set(of codes: [Int]) -> Set<Int> {
         codes == successSorted ? success : Set(codes)
     }
 

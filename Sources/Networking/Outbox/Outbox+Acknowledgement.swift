@@ -26,14 +26,14 @@ extension Outbox {
     /// When the log cannot be written, or outcomes wait before this one, its files are removed off this
     /// path before it is reported (until then it still counts against the bounds). A kill before either
     /// leaves the record pending: the next outbox sends it again with its key, which the server answers as
-    /// before (the contract of an acknowledged record). `url` is its URL, parsed already for its delivery.
-    func acknowledge(_ id: String, response: Response, url: URL) {
+    /// before (the contract of an acknowledged record).
+    func acknowledge(_ id: String, response: Response) {
         guard let entry = entries.removeValue(forKey: id) else { return }
         if entry.isWhole, case .inline(let data) = entry.record.body { inlineBudget += Int64(data.count) }
         lanes[entry.lane]?.remove(id)
         if lanes[entry.lane]?.isEmpty == true { lanes[entry.lane] = nil }
         backoffTasks.removeValue(forKey: id)?.cancel()
-        let outcome = OutboxOutcome.delivered(entry.record.mutation(size: entry.size, parsedURL: url), response)
+        let outcome = OutboxOutcome.delivered(entry.record.mutation(size: entry.size), response)
         if reports.isEmpty, removalTask == nil, logDelivered(entry) {
             storedBytes -= entry.size
             broadcaster.send(outcome)

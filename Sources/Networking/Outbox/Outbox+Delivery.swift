@@ -138,7 +138,7 @@ extension Outbox {
         }
         do {
             let response = try await provider.response(endpoint)
-            acknowledge(id, response: response, url: endpoint.baseURL)   // its files removed off this path, then reported
+            acknowledge(id, response: response)   // its files removed off this path, then reported
         } catch {
             await settle(id, after: error)
         }

@@ -246,7 +246,7 @@ public actor Outbox {
     }
 
     /// The mutations held, being written, and delivered but not yet acknowledged on disk (their files are
-    /// removed before they are reported: see ``acknowledge(_:response:url:)``).
+    /// removed before they are reported: see ``acknowledge(_:response:)``).
     private var count: Int { entries.count + reservedCount + removingCount }
 
     private func checkRoom(for bytes: Int64) throws {

@@ -9,7 +9,7 @@ import Foundation
 /// The outbox's list of delivered mutations whose files are not yet removed (`<folder>/delivered.log`):
 /// a delivery is acknowledged on disk by appending its record's name here (one short `write(2)` to a
 /// file kept open), and the record and body files are removed later, many at once, while the outbox is
-/// idle (see ``Outbox/acknowledge(_:response:url:)``); the log is emptied once they are gone.
+/// idle (see ``Outbox/acknowledge(_:response:)``); the log is emptied once they are gone.
 ///
 /// One line an entry: the record's name, a space, the CRC-32 of the name in 8 hexadecimal digits, a line
 /// feed. The opening outbox removes the record of every entry that checks and empties the log; an entry

@@ -40,7 +40,7 @@ struct OutboxDeliveryEndpoint: AccountBoundEndpoint {
         timeout = record.timeout
         deadline = record.deadline
         maximumResponseSize = record.maximumResponseSize
-        acceptableStatusCodes = StatusCodes.set(ofSorted: record.acceptableStatusCodes)
+        acceptableStatusCodes = StatusCodes.set(of: record.acceptableStatusCodes)
         requiresAuthentication = record.requiresAuthentication
         boundAccount = record.account
     }

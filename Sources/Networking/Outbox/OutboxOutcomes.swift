@@ -47,9 +47,10 @@ public struct OutboxOutcomes: AsyncSequence, Sendable {
 final class Broadcaster<Value: Sendable>: @unchecked Sendable {
     // @unchecked: every mutable property is guarded by `lock`.
     private let lock = NSLock()
-    /// Held by ``send(_:)`` from reading the subscribers to the last yield, so that values arrive in the order
-    /// sent, while `lock` is held only briefly: a subscriber woken by a yield (on the same CPU, it may run at
-    /// once) never waits for the sender's lock in its next ``takeDropped(of:)``.
+    /// Held by ``send(_:)`` from reading the subscribers to the last yield, so that every subscriber sees the
+    /// values in one order, while `lock` is held only briefly: a subscriber woken by a yield (on the same CPU, it
+    /// may run at once) does not wait for the sender in its next ``takeDropped(of:)``, except while the sender
+    /// counts a value that subscriber dropped.
     private let sendLock = NSLock()
     private var subscribers: [Int: AsyncStream<Value>.Continuation] = [:]
     private var backlog: [Value] = []
@@ -89,12 +90,17 @@ final class Broadcaster<Value: Sendable>: @unchecked Sendable {
         backlogDropped = 0
         let isFinished = finished
         if !isFinished { subscribers[id] = continuation }
-        for value in kept { continuation.yield(value) }   // under the lock: before any value sent after them
+        for value in kept {   // under the lock: before any value sent after them
+            if case .dropped = continuation.yield(value), !isFinished { dropped[id, default: 0] += 1 }
+        }
         lock.unlock()
         if isFinished {
             continuation.finish()
         } else {
-            continuation.onTermination = { [weak self] _ in self?.remove(id) }
+            continuation.onTermination = { [weak self] termination in
+                // Finished by ``finish()`` (which let go of it): its count of dropped values stays for its last reads.
+                if case .cancelled = termination { self?.remove(id) }
+            }
         }
         return (id, stream)
     }

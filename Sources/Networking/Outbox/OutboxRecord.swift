@@ -67,12 +67,11 @@ struct OutboxRecord: Codable, Sendable {
         }
     }
 
-    /// The public view of the record, `size` bytes on disk; `parsedURL` is its URL when the caller parsed it
-    /// already (a delivery's endpoint did).
-    func mutation(size: Int64, parsedURL: URL? = nil) -> OutboxMutation {
+    /// The public view of the record, `size` bytes on disk.
+    func mutation(size: Int64) -> OutboxMutation {
         OutboxMutation(
             id: OutboxMutation.ID(rawValue: id), idempotencyKey: idempotencyKey, group: group, account: account,
-            method: HTTPMethod(rawValue: method), url: parsedURL ?? URL(string: url) ?? URL(fileURLWithPath: "/"),
-            enqueuedAt: enqueuedAt, sequence: sequence, size: size, state: state, failure: failure)
+            method: HTTPMethod(rawValue: method), url: URL(string: url) ?? URL(fileURLWithPath: "/"), enqueuedAt: enqueuedAt,
+            sequence: sequence, size: size, state: state, failure: failure)
     }
 }
