@@ -29,6 +29,9 @@ public struct Response: @unchecked Sendable {
     /// ``AuthInterceptor`` and ``RetryPolicy`` do); ``statusCode`` stays the status the server sent.
     /// `nil` when the answer has no envelope, or its envelope names no status.
     public internal(set) var envelopeStatusCode: Int?
+    /// The values its callers decoded, when it is the answer of an exchange that identical calls shared
+    /// (see ``SharedDecodings``); `nil` for any other answer.
+    var sharedDecodings: SharedDecodings?
 
     /// Creates a response. The provider makes these; tests, fakes and retriers may make their own.
     /// Without `report`, the report is this one attempt, with no duration.

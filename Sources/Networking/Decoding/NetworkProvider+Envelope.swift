@@ -65,7 +65,7 @@ extension NetworkProvider {
     /// without a key path: a key missing under the caller's key path fails, as it does without an envelope.
     func decodePayload<T: Decodable>(_ response: Response, as type: T.Type, for endpoint: some Endpoint, atKeyPath keyPath: String? = nil) throws -> T {
         guard let format = envelopeFormat(for: endpoint), !response.hasNoBody else {
-            guard let keyPath else { return try decode(response, as: type, decoder: endpoint.decoder) }
+            guard let keyPath else { return try decodeSharing(response, as: type, decoder: endpoint.decoder) }
             return try DecodingKeyPath.$current.withValue(DecodingKeyPath(keyPath)) {   // only while decoding
                 try decode(response, as: AtKeyPath<T>.self, decoder: endpoint.decoder).value
             }

@@ -96,6 +96,7 @@ final class CallGroups: @unchecked Sendable {
             guard !transfer.abandoned, transfer.key == key else { continue }
             member.next = index
             if let outcome = transfer.outcome {
+                member.answeredBy = transfer.sharedDecodings()
                 lock.unlock()
                 continuation.resume(with: outcome)
                 return .shared
@@ -163,6 +164,16 @@ final class CallGroups: @unchecked Sendable {
         if abandoned { waiter.leave(because: .cancelled) }
     }
 
+    /// The values decoded from the answer `member` got last, when others share that answer (see
+    /// ``SharedDecodings``): taken, so that a later send's answer starts with none.
+    func decodings(answering member: GroupMember) -> SharedDecodings? {
+        lock.lock()
+        defer { lock.unlock() }
+        let decodings = member.answeredBy
+        member.answeredBy = nil
+        return decodings
+    }
+
     /// `transfer` ended with `outcome`: kept for the members that come to it later, and handed to those waiting.
     func finish(_ transfer: SharedTransfer, with outcome: Result<(Data, HTTPURLResponse), any Error>) {
         lock.lock()
@@ -174,12 +185,18 @@ final class CallGroups: @unchecked Sendable {
         first?.transfer = nil
         var handed: [UnsafeContinuation<(Data, HTTPURLResponse), any Error>] = []
         if !others.isEmpty {
+            // An answer several members share: what they decode from it is decoded once (SharedDecodings).
+            let decodings = transfer.sharedDecodings()
+            first?.answeredBy = decodings
             handed.reserveCapacity(others.count)
             for member in others {
                 if let continuation = member.continuation { handed.append(continuation) }
                 member.continuation = nil
                 member.transfer = nil
+                member.answeredBy = decodings
             }
+        } else {
+            first?.answeredBy = nil
         }
         lock.unlock()
         single?.resume(with: outcome)
@@ -236,6 +253,8 @@ final class GroupMember: WatchedAttempt, @unchecked Sendable {
     var continuation: UnsafeContinuation<(Data, HTTPURLResponse), any Error>?
     /// Why it left before it attached (its deadline passed first): its next send throws it.
     var leftWith: NetworkError?
+    /// The values decoded from the answer it got last, when other members share that answer.
+    var answeredBy: SharedDecodings?
 
     init(
         groups: CallGroups, group: CallGroup, joined: Bool, account: (partition: String?, epoch: Int), deadline: Deadline, built: URLRequest,
@@ -273,9 +292,19 @@ final class SharedTransfer: @unchecked Sendable {
     var handle: TaskHandle?
     /// Its wait for a slot, while it waits in the queue.
     var slotWaiter: SlotWaiter?
+    /// What its members decoded from its answer, once two or more have it.
+    private var decodings: SharedDecodings?
 
     init(key: CallGroupKey) {
         self.key = key
+    }
+
+    /// What its members decode from its answer (made the first time it is asked for).
+    func sharedDecodings() -> SharedDecodings {
+        if let decodings { return decodings }
+        let made = SharedDecodings()
+        decodings = made
+        return made
     }
 
     /// No member waits for it.

@@ -194,7 +194,9 @@ extension NetworkProvider {
                 sent = last
                 let shownLast = shown(last)   // once: hiding the routing header copies the request
                 if hops.count == hopsBefore { shownRequest = shownLast }   // no hop followed: `last` is `request`
-                let arrived = Response(data: data, httpResponse: httpResponse, request: shownLast)
+                var answer = Response(data: data, httpResponse: httpResponse, request: shownLast)
+                if let member = mode.member { answer.sharedDecodings = callGroups.decodings(answering: member) }
+                let arrived = answer
                 let received: Response
                 if httpResponse.statusCode == 304, let use = cacheUse, let stored = revalidatedResponse(httpResponse, request: shownLast, use: use) {
                     received = stored   // the stored body, its headers updated: validated and handed on as the answer

@@ -48,6 +48,8 @@ extension NetworkProvider {
                     followsRedirects: behavior.follows, tellsStart: followed == 0)
                 delivered = nil
             } else {
+                // Its answer is its own: nothing decoded from an earlier hop's shared answer goes with it.
+                if let member = mode.member { _ = callGroups.decodings(answering: member) }
                 if mode.member != nil, followed == 0, !events.isEmpty {   // a call that may share, sending alone (see run)
                     events.send { [request = shown(current)] in $0.taskDidStart(request, context: context) }
                 }
