@@ -329,7 +329,7 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
         let status = response.map { $0.envelopeStatusCode ?? $0.statusCode }   // an envelope's "token expired" counts as its status
         guard let response, let status, expiredStatusCodes.contains(status),
             needsToken(request, context), context[noteKey] == nil,
-            response.httpResponse.url.map({ scope.contains(Origin($0)) }) ?? true,   // not a redirect target's 401
+            response.httpResponse.url.map({ scope.contains(context.origin(of: $0)) }) ?? true,   // not a redirect target's 401
             header.token(in: response.request) != nil   // the hop that got the 401 carried the token (no redirect took it off)
         else { return .doNotRetry }
         context[noteKey] = true
@@ -347,7 +347,7 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
     /// authentication, in scope, and not sent by this interceptor's own refresh (see ``RefreshRun``).
     nonisolated func needsToken(_ request: URLRequest, _ context: RequestContext) -> Bool {
         guard context.refreshing != id, context.endpoint.requiresAuthentication, let url = request.url,
-            scope.contains(Origin(url))
+            scope.contains(context.origin(of: url))
         else { return false }
         if let run = RefreshRun.current, run.interceptorID == id, run.isRunning { return false }
         return true

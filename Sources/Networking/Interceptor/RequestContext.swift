@@ -40,6 +40,8 @@ public final class RequestContext: @unchecked Sendable {
     private static let lock = NSLock()
     private var _retryCount = 0
     private var notes: [String: any Sendable] = [:]
+    /// The origin of the URL asked for last (see ``origin(of:)``).
+    private var lastOrigin: (url: URL, origin: Origin)?
 
     /// Creates a context for a call to `endpoint`. The provider makes one per call; make your own to
     /// test an interceptor directly. An ``AuthInterceptor`` sends a refresh it starts for this context
@@ -55,6 +57,22 @@ public final class RequestContext: @unchecked Sendable {
         self.provider = provider
         self.refreshing = refreshing
         self.revalidatedKey = revalidatedKey
+    }
+
+    /// The origin of `url`, a URL of this call: made once for the URL the call sends to, which its
+    /// interceptors and the queue ask about several times an attempt (making one reads the URL's parts).
+    func origin(of url: URL) -> Origin {
+        lock.lock()
+        if let last = lastOrigin, last.url == url {
+            lock.unlock()
+            return last.origin
+        }
+        lock.unlock()
+        let origin = Origin(url)
+        lock.lock()
+        lastOrigin = (url, origin)
+        lock.unlock()
+        return origin
     }
 
     /// How many times this call has been retried so far: 0 during the first attempt.

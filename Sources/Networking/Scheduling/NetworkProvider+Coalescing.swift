@@ -21,10 +21,17 @@ extension NetworkProvider {
     @inline(__always)
     func coalescedResponse(_ endpoint: some Endpoint, interceptor: (any RequestInterceptor)?) async throws -> Response {
         if sharesExchange(endpoint, interceptor: interceptor) {
-            // Without an account to ask, the member is made in a synchronous function: no async frame of it
-            // makes the caller's task hold more while it waits.
-            let member = partitioning != nil ? try await accountMember(for: endpoint) : try sharingMember(for: endpoint)
-            if let member { return try await share(member, endpoint: endpoint) }
+            if partitioning != nil {
+                switch try await accountEntry(for: endpoint) {
+                case .member(let member): return try await share(member, endpoint: endpoint)
+                case .alone(let built, let deadline, let started): return try await performBuilt(endpoint, built: built, deadline: deadline, started: started)
+                case .withBody: break
+                }
+            } else if let member = try sharingMember(for: endpoint) {
+                // Without an account to ask, the member is made in a synchronous function: no async frame of it
+                // makes the caller's task hold more while it waits.
+                return try await share(member, endpoint: endpoint)
+            }
         }
         return try await soloResponse(endpoint, interceptor: interceptor)   // a body, or an account that cannot share
     }
@@ -42,13 +49,24 @@ extension NetworkProvider {
         return callGroups.enter(key: key, account: (nil, 0), deadline: deadline, built: built, started: started)
     }
 
+    /// How a call that may share, whose provider's interceptor tells accounts, goes on (see ``accountEntry(for:)``).
+    private enum AccountEntry {
+        /// It entered its group.
+        case member(GroupMember)
+        /// It runs its own pipeline with the request it built (no known account, or no key).
+        case alone(URLRequest, Deadline, started: DispatchTime)
+        /// It has a body after all: its own pipeline, which encodes it.
+        case withBody
+    }
+
     /// ``sharingMember(for:)`` when the provider's interceptor tells accounts (``CachePartitioning``): it is
-    /// asked for the call's, and a call for no known account never shares (two users never share).
+    /// asked for the call's, and a call for no known account never shares (two users never share); such a
+    /// call keeps the request it built for its own pipeline.
     @inline(never)
-    private func accountMember(for endpoint: some Endpoint) async throws -> GroupMember? {
+    private func accountEntry(for endpoint: some Endpoint) async throws -> AccountEntry {
         let started = DispatchTime.now()
         let (built, body) = try builtRequestAndBody(for: endpoint)
-        guard body == nil else { return nil }   // never shared: its own pipeline
+        guard body == nil else { return .withBody }   // never shared: its own pipeline
         let deadline = try Deadline(seconds: endpoint.deadline ?? self.deadline)
         var account: (partition: String?, epoch: Int) = (nil, 0)
         if let partitioning {
@@ -56,11 +74,20 @@ extension NetworkProvider {
             switch await partitioning.cachePartition(for: built, context: context) {
             case .notAuthenticated: break
             case .account(let stamp): account = (stamp.partition, stamp.value)
-            case .unknownAccount: return nil   // authenticated for no known account
+            case .unknownAccount: return .alone(built, deadline, started: started)   // authenticated for no known account
             }
         }
-        guard let key = CallGroupKey(built, endpoint: endpoint, account: account) else { return nil }
-        return callGroups.enter(key: key, account: account, deadline: deadline, built: built, started: started)
+        guard let key = CallGroupKey(built, endpoint: endpoint, account: account) else { return .alone(built, deadline, started: started) }
+        return .member(callGroups.enter(key: key, account: account, deadline: deadline, built: built, started: started))
+    }
+
+    /// The pipeline of a call that built its request already and shares nothing (see ``accountEntry(for:)``):
+    /// it is not built again.
+    @inline(never)
+    private func performBuilt(_ endpoint: some Endpoint, built: URLRequest, deadline: Deadline, started: DispatchTime) async throws -> Response {
+        var mode = TransferMode()
+        (mode.prebuilt, mode.deadline, mode.started) = (built, deadline, started)
+        return try await perform(endpoint, interceptor: nil, refreshing: nil, mode: mode).response
     }
 
     /// A call that runs its own pipeline from its start; a function of its own, so that the pipeline's

@@ -28,6 +28,8 @@ struct TransferMode {
     var prebuilt: URLRequest?
     /// The call's deadline, when not the endpoint's or the provider's from now (a call that may share: from its start).
     var deadline: Deadline?
+    /// When the call began, when it began before its pipeline (it built its request first).
+    var started: DispatchTime?
     /// The call's place in its group of identical calls, whose sends share their exchanges (see ``CallGroups``).
     var member: GroupMember?
 }

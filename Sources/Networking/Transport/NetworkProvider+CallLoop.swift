@@ -17,7 +17,7 @@ extension NetworkProvider {
         revalidating: CacheKey? = nil,
         start: CallStart? = nil
     ) async throws -> (response: Response, delivered: DeliveredBody?) {
-        let started = start?.started ?? DispatchTime.now()
+        let started = start?.started ?? mode.started ?? DispatchTime.now()
         let context =
             start?.context ?? RequestContext(endpoint: endpoint, events: events, provider: self, refreshing: refreshing, revalidatedKey: revalidating)
         var first = start?.first   // the first attempt's, until it takes it
