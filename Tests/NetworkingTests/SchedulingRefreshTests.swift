@@ -33,6 +33,47 @@ struct SchedulingRefreshTests {
         #expect(provider.slots.inFlightCount == 0 && provider.slots.waitingCount == 0)
     }
 
+    /// How the provider's interceptor is made in ``queuedCallsSendTheTokenOfTheirSendingTime(_:)``.
+    enum Chain: CaseIterable, Sendable {
+        case authInterceptor, composite, withAppAdapter
+    }
+
+    @Test(
+        "calls that waited in the queue while the token was refreshed are sent with the new token (RFC 9110 §15.5.2), unless an app's adapter ran after",
+        arguments: Chain.allCases)
+    func queuedCallsSendTheTokenOfTheirSendingTime(_ chain: Chain) async throws {
+        // GIVEN an expired token, one slot per host, and 100 calls that took their token before they queued
+        let api = MockAuthServer()
+        let auth = api.makeInterceptor(store: InMemoryCredentialStore(MockAuthServer.initialCredential))
+        let stamp = ClosureAdapter { request, _ in
+            var request = request
+            request.setValue("1", forHTTPHeaderField: "X-Signed")   // stands for a signature over the headers before it
+            return request
+        }
+        let interceptor: any RequestInterceptor =
+            switch chain {
+            case .authInterceptor: auth
+            case .composite: Interceptor(adapters: [auth], retriers: [auth])
+            case .withAppAdapter: Interceptor(adapters: [auth, stamp], retriers: [auth])
+            }
+        let provider = NetworkProvider(
+            scheduling: Scheduling(maximumCallsPerHost: 1), configuration: api.mock.makeConfiguration(basedOn: .ephemeral), interceptor: interceptor)
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<100 { group.addTask { try await provider.response(api.resource("/items/\(index)")).statusCode } }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        // THEN every call is answered after one refresh, and once it is done a call leaving the queue carries the
+        // new token: a handful of 401s (those sent before the refresh ended), not one per call. With an app's
+        // adapter after the token, the request adapted before the wait is sent (re-adapting would skip it): 401s.
+        #expect(statuses.count == 100 && statuses.allSatisfy { $0 == 200 })
+        #expect(api.refreshCount == 1)
+        if chain == .withAppAdapter {
+            #expect(api.expiredResponseCount > 50)
+        } else {
+            #expect(api.expiredResponseCount < 50)
+        }
+    }
+
     @Test(
         "every slot held and a queue full of calls that can end only after the refresh: the refresh is sent at once, no deadlock",
         arguments: [1, 2])

@@ -181,7 +181,19 @@ extension NetworkProvider {
                 case .answered(let data, let response)?: answered = (data, response)   // a shared exchange, before the pipeline
                 case .failed(let error)?: throw error
                 case nil:   // may queue (see Scheduling); a call that may share takes none: its shared exchange does
-                    if mode.member == nil { slot = try await takeSlot(for: request, context: context, deadline: deadline) }
+                    if mode.member == nil {
+                        let waitedBefore = context.queueWait
+                        slot = try await takeSlot(for: request, context: context, deadline: deadline)
+                        // It waited in the queue: sent as its adapters would adapt it now, when they can tell at
+                        // once (a token refreshed meanwhile: no 401 for a token already replaced; see ReadyAdapting).
+                        // One that fails the wire checks is not sent: the request adapted before, checked, goes, and
+                        // the next adapt throws the error.
+                        if context.queueWait > waitedBefore, let ready = (chain as? any ReadyAdapting)?.adaptedAtOnce(built, for: context),
+                            (try? WireValidation.check(ready)) != nil
+                        {
+                            (request, sent) = (ready, ready)
+                        }
+                    }
                 }
                 // A call that may share is told by the exchange it starts (none for one it shares: see CallGroups).
                 if mode.member == nil, !events.isEmpty { events.send { [request = shown(request)] in $0.taskDidStart(request, context: context) } }
