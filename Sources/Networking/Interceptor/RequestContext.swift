@@ -40,8 +40,9 @@ public final class RequestContext: @unchecked Sendable {
     private static let lock = NSLock()
     private var _retryCount = 0
     private var notes: [String: any Sendable] = [:]
-    /// The origin of the URL asked for last (see ``origin(of:)``).
-    private var lastOrigin: (url: URL, origin: Origin)?
+    /// The origin of the URL asked for last (see ``origin(of:)``): a box, so that a call whose interceptors
+    /// never ask (a call waiting in the queue holds its context) holds a pointer more, not the pair.
+    private var lastOrigin: OriginOfURL?
 
     /// Creates a context for a call to `endpoint`. The provider makes one per call; make your own to
     /// test an interceptor directly. An ``AuthInterceptor`` sends a refresh it starts for this context
@@ -63,16 +64,14 @@ public final class RequestContext: @unchecked Sendable {
     /// interceptors and the queue ask about several times an attempt (making one reads the URL's parts).
     func origin(of url: URL) -> Origin {
         lock.lock()
-        if let last = lastOrigin, last.url == url {
-            lock.unlock()
-            return last.origin
-        }
+        let last = lastOrigin
         lock.unlock()
-        let origin = Origin(url)
+        if let last, last.url == url { return last.origin }
+        let made = OriginOfURL(url: url, origin: Origin(url))
         lock.lock()
-        lastOrigin = (url, origin)
+        lastOrigin = made
         lock.unlock()
-        return origin
+        return made.origin
     }
 
     /// How many times this call has been retried so far: 0 during the first attempt.
@@ -100,5 +99,16 @@ public final class RequestContext: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         _retryCount += 1
+    }
+}
+
+/// A URL and its origin (see ``RequestContext/origin(of:)``).
+private final class OriginOfURL: Sendable {
+    let url: URL
+    let origin: Origin
+
+    init(url: URL, origin: Origin) {
+        self.url = url
+        self.origin = origin
     }
 }

@@ -21,17 +21,10 @@ extension NetworkProvider {
     @inline(__always)
     func coalescedResponse(_ endpoint: some Endpoint, interceptor: (any RequestInterceptor)?) async throws -> Response {
         if sharesExchange(endpoint, interceptor: interceptor) {
-            if partitioning != nil {
-                switch try await accountEntry(for: endpoint) {
-                case .member(let member): return try await share(member, endpoint: endpoint)
-                case .alone(let built, let deadline, let started): return try await performBuilt(endpoint, built: built, deadline: deadline, started: started)
-                case .withBody: break
-                }
-            } else if let member = try sharingMember(for: endpoint) {
-                // Without an account to ask, the member is made in a synchronous function: no async frame of it
-                // makes the caller's task hold more while it waits.
-                return try await share(member, endpoint: endpoint)
-            }
+            if partitioning != nil { return try await accountResponse(endpoint) }
+            // Without an account to ask, the member is made in a synchronous function: no async frame of it
+            // makes the caller's task hold more while it waits.
+            if let member = try sharingMember(for: endpoint) { return try await share(member, endpoint: endpoint) }
         }
         return try await soloResponse(endpoint, interceptor: interceptor)   // a body, or an account that cannot share
     }
@@ -47,6 +40,18 @@ extension NetworkProvider {
         let deadline = try Deadline(seconds: endpoint.deadline ?? self.deadline)
         guard let key = CallGroupKey(built, endpoint: endpoint, account: (nil, 0)) else { return nil }
         return callGroups.enter(key: key, account: (nil, 0), deadline: deadline, built: built, started: started)
+    }
+
+    /// ``coalescedResponse(_:interceptor:)`` of a call that may share when the provider's interceptor tells
+    /// accounts (see ``accountEntry(for:)``): a function of its own, so that what it holds is in no frame of
+    /// the calls without one (a frame past the task's first slab costs every waiting call another).
+    @inline(never)
+    private func accountResponse(_ endpoint: some Endpoint) async throws -> Response {
+        switch try await accountEntry(for: endpoint) {
+        case .member(let member): return try await share(member, endpoint: endpoint)
+        case .alone(let built, let deadline, let started): return try await performBuilt(endpoint, built: built, deadline: deadline, started: started)
+        case .withBody: return try await soloResponse(endpoint, interceptor: nil)
+        }
     }
 
     /// How a call that may share, whose provider's interceptor tells accounts, goes on (see ``accountEntry(for:)``).
