@@ -21,11 +21,14 @@ import Foundation
 ///   it requires authentication; whether it names a redirect behaviour or an envelope (closures, which
 ///   cannot be compared: an endpoint type is taken to name the same ones for the same request).
 ///
+/// A class: the groups' dictionary, the group and each of its exchanges hold the one key (a value of these
+/// fields, copied into each, made a queued call hold three copies of it).
+///
 /// Hashed once, when made: the groups' dictionary hashes a key on every look-up, insertion and removal,
 /// and hashing every field (a set of a hundred statuses is a hundred hashes) each time cost a call more
 /// than the rest of the key. The stored hash mixes the fields that tell calls apart in practice (the set
 /// and the dictionary by their size only); equality still compares every field.
-struct CallGroupKey: Hashable, @unchecked Sendable {
+final class CallGroupKey: Hashable, @unchecked Sendable {
     // @unchecked: ObjectIdentifier, strings, sets and CachePolicy are values; nothing here is mutated.
     let method: String
     let url: String
@@ -83,8 +86,8 @@ struct CallGroupKey: Hashable, @unchecked Sendable {
         self.hash = hasher.finalize()
     }
 
-    static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.hash == rhs.hash && lhs.url == rhs.url && lhs.method == rhs.method && lhs.headers == rhs.headers
+    static func == (lhs: CallGroupKey, rhs: CallGroupKey) -> Bool {
+        lhs === rhs || lhs.hash == rhs.hash && lhs.url == rhs.url && lhs.method == rhs.method && lhs.headers == rhs.headers
             && lhs.timeout == rhs.timeout && lhs.account == rhs.account && lhs.accountEpoch == rhs.accountEpoch
             && lhs.endpointType == rhs.endpointType && lhs.acceptableStatusCodes == rhs.acceptableStatusCodes
             && lhs.maximumResponseSize == rhs.maximumResponseSize && lhs.cachePolicy == rhs.cachePolicy
