@@ -25,7 +25,11 @@
 #                                                  with the leanest correct single-flight refresh (what the storm
 #                                                  costs any client here)
 #   storm-own-instructions: <provider ÷ floor>x    an expired storm's call, the provider's against the raw floor's
-#                                                  (issue 33: ≤ 1.05x)
+#                                                  (issue 33: ≤ 1.05x). With the default limits most calls wait
+#                                                  in the queue and leave it after the refresh, with the new token
+#                                                  (no 401, no resend); beside it the same storm with no effective
+#                                                  limit (every call sent at once, a 401 and a resend each, as the
+#                                                  floor's): the provider's cost for the same work
 #   coalesced-1000: <coalesced ÷ raw>x             per call, groups of 1,000 concurrent identical GETs sharing one
 #                                                  exchange (the probe fails unless each group made exactly one;
 #                                                  the line prints the count) ÷ one raw data(for:) request
@@ -150,8 +154,11 @@ headline storm-instructions "$storm_expired" "$(per_request instructions storm-v
 floor_storm_expired="$(per_request instructions floor-storm-expired 1000)"
 headline storm-floor-instructions "$floor_storm_expired" "$(per_request instructions floor-storm-valid 1000)" instructions expired \
   | sed 's/raw /valid /; s/per request/per raw call; one refresh per expired storm/'
+storm_unlimited="$(PROBE_UNLIMITED=1 per_request instructions storm-expired 1000)"
 headline storm-own-instructions "$storm_expired" "$floor_storm_expired" instructions \
-  | sed 's/raw /floor /; s/per request/per expired call/'
+  | sed 's/raw /floor /; s/per request/per expired call/' \
+  | awk -v u="$storm_unlimited" -v f="$floor_storm_expired" \
+    '{ sub(/\)$/, sprintf("; with no limit on calls in flight %.3fx, %d per call)", u / f, u)); print }'
 
 # --- Scheduling (issue 33) --------------------------------------------------------------------------------
 # Coalescing: groups of 1,000 identical calls (1,000 and 3,000 calls: the difference is two groups), each call
