@@ -182,16 +182,32 @@ extension NetworkProvider {
                 case .failed(let error)?: throw error
                 case nil:   // may queue (see Scheduling); a call that may share takes none: its shared exchange does
                     if mode.member == nil {
-                        let waitedBefore = context.queueWait
+                        var waitedBefore = context.queueWait
                         slot = try await takeSlot(for: request, context: context, deadline: deadline)
-                        // It waited in the queue: sent as its adapters would adapt it now, when they can tell at
-                        // once (a token refreshed meanwhile: no 401 for a token already replaced; see ReadyAdapting).
-                        // One that fails the wire checks is not sent: the request adapted before, checked, goes, and
-                        // the next adapt throws the error.
-                        if context.queueWait > waitedBefore, let ready = (chain as? any ReadyAdapting)?.adaptedAtOnce(built, for: context),
-                            (try? WireValidation.check(ready)) != nil
-                        {
-                            (request, sent) = (ready, ready)
+                        // It waited in the queue: sent as its adapters would adapt it now (a token refreshed
+                        // meanwhile: no 401 for a token already replaced; see ReadyAdapting). When they would wait
+                        // (a refresh runs), the slot goes back first, and the call queues again in its place once
+                        // adapted (twice at most). One that fails the wire checks is not sent: the request adapted
+                        // before, checked, goes, and the next adapt throws the error.
+                        var readapts = 0
+                        requeue: while context.queueWait > waitedBefore, let chain, let ready = chain as? any ReadyAdapting {
+                            switch ready.adaptation(of: built, for: context) {
+                            case .ready(let now):
+                                if (try? WireValidation.check(now)) != nil { (request, sent) = (now, now) }
+                            case .waits where readapts < 2:
+                                readapts += 1
+                                slot.take()?.release()
+                                request = try await chain.adapt(built, for: context)   // holding no slot
+                                sent = request
+                                try WireValidation.check(request)
+                                if deadline.hasPassed { throw deadline.exceeded }
+                                waitedBefore = context.queueWait
+                                slot = try await takeSlot(for: request, context: context, deadline: deadline)
+                                continue requeue
+                            case .waits, .unknown:
+                                break
+                            }
+                            break requeue
                         }
                     }
                 }
