@@ -95,4 +95,24 @@ struct SchedulingQueueOrderTests {
         #expect(order.map(\.arrival) == [1, 2, 3, 4, 5, 5, 6, 7, 8, 9, 10])
         #expect(order[4] === queued[3] && order[5] === resends[4])   // the 5 waiting, then the 5 resent
     }
+
+    @Test("a request's origin, remembered for a run of requests to one scheme and authority, is the origin of its URL (RFC 6454 §4)")
+    func originsOfRequestsInARow() throws {
+        let slots = CallSlots(Scheduling())
+        let urls = [
+            "https://api.example.com/v1/a", "https://api.example.com/v1/b?x=1", "https://API.example.com/v1/c",
+            "https://api.example.com:443/v1/d", "http://api.example.com/v1/e", "https://api.example.com:8443/f",
+            "https://user:secret@api.example.com/g", "https://api.example.com#frag", "https://api.example.com?q",
+            "https://images.example.com/h", "https://api.example.com/v1/a", "mailto:someone@example.com", "https://api.example.com/i",
+        ]
+        for text in urls + urls.reversed() {
+            let url = try #require(URL(string: text))
+            #expect(slots.origin(of: url) == Origin(url), "\(text)")
+        }
+        // Two spellings of one origin count against one limit: one line.
+        let (a, b) = (try #require(URL(string: "https://api.example.com/a")), try #require(URL(string: "https://API.EXAMPLE.COM:443/b")))
+        let lower = try #require(slots.take(slots.origin(of: a)))
+        let upper = try #require(slots.take(slots.origin(of: b)))
+        #expect(lower === upper && lower.inFlight == 2)
+    }
 }

@@ -87,13 +87,14 @@ final class CallGroupKey: Hashable, @unchecked Sendable {
     }
 
     static func == (lhs: CallGroupKey, rhs: CallGroupKey) -> Bool {
-        lhs === rhs || lhs.hash == rhs.hash && lhs.url == rhs.url && lhs.method == rhs.method && lhs.headers == rhs.headers
-            && lhs.timeout == rhs.timeout && lhs.account == rhs.account && lhs.accountEpoch == rhs.accountEpoch
-            && lhs.endpointType == rhs.endpointType && lhs.acceptableStatusCodes == rhs.acceptableStatusCodes
-            && lhs.maximumResponseSize == rhs.maximumResponseSize && lhs.cachePolicy == rhs.cachePolicy
-            && lhs.offlineBehavior == rhs.offlineBehavior && lhs.priority == rhs.priority
-            && lhs.requiresAuthentication == rhs.requiresAuthentication && lhs.namesRedirectBehavior == rhs.namesRedirectBehavior
-            && lhs.namesEnvelope == rhs.namesEnvelope
+        lhs === rhs
+            || lhs.hash == rhs.hash && lhs.url == rhs.url && lhs.method == rhs.method && lhs.headers == rhs.headers
+                && lhs.timeout == rhs.timeout && lhs.account == rhs.account && lhs.accountEpoch == rhs.accountEpoch
+                && lhs.endpointType == rhs.endpointType && lhs.acceptableStatusCodes == rhs.acceptableStatusCodes
+                && lhs.maximumResponseSize == rhs.maximumResponseSize && lhs.cachePolicy == rhs.cachePolicy
+                && lhs.offlineBehavior == rhs.offlineBehavior && lhs.priority == rhs.priority
+                && lhs.requiresAuthentication == rhs.requiresAuthentication && lhs.namesRedirectBehavior == rhs.namesRedirectBehavior
+                && lhs.namesEnvelope == rhs.namesEnvelope
     }
 
     func hash(into hasher: inout Hasher) {

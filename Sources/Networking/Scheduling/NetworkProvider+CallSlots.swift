@@ -21,7 +21,7 @@ extension NetworkProvider {
     /// The call keeps its place in the queue across its exchanges: the first takes an arrival number
     /// (``RequestContext/queueArrival``), which its redirect hops, retries and resends reuse.
     func takeSlot(for request: URLRequest, context: RequestContext, deadline: Deadline) async throws -> CallSlot {
-        let origin = request.url.map(Origin.init) ?? Self.unknownOrigin
+        let origin = request.url.map(slots.origin) ?? Self.unknownOrigin
         if let line = slots.take(origin, for: context) { return CallSlot(line: line, slots: slots) }
         let refreshes = context.refreshing != nil || RefreshRun.current?.isCurrentTaskRefreshing == true
         if refreshes, let line = slots.take(origin, bypassingLimits: true) { return CallSlot(line: line, slots: slots) }
@@ -78,7 +78,7 @@ extension NetworkProvider {
 
     /// A slot for sending `built`, `context`'s call, if one is free now; `nil` when the call would wait.
     func freeSlot(for built: URLRequest, context: RequestContext) -> CallSlot? {
-        slots.take(built.url.map(Origin.init) ?? Self.unknownOrigin, for: context).map { CallSlot(line: $0, slots: slots) }
+        slots.take(built.url.map(slots.origin) ?? Self.unknownOrigin, for: context).map { CallSlot(line: $0, slots: slots) }
     }
 
     /// Takes the slot of a call's first exchange before its pipeline starts, waiting in the queue in the
@@ -87,7 +87,7 @@ extension NetworkProvider {
     /// — goes to ``perform(_:interceptor:refreshing:mode:revalidating:start:)``, whose first attempt uses
     /// or throws it as its own wait's.
     func slotFirst(for built: URLRequest, context: RequestContext, deadline: Deadline, started: DispatchTime) async -> CallStart {
-        let origin = built.url.map(Origin.init) ?? Self.unknownOrigin
+        let origin = built.url.map(slots.origin) ?? Self.unknownOrigin
         if let line = slots.take(origin, for: context) {
             return CallStart(context: context, started: started, first: .slot(CallSlot(line: line, slots: slots)))
         }
@@ -107,7 +107,7 @@ extension NetworkProvider {
     func sharedSlot(for request: URLRequest, context: RequestContext, then: @escaping @Sendable (Result<CallSlot, NetworkError>) -> Void)
         -> (slot: CallSlot?, waiter: SlotWaiter?)
     {
-        let origin = request.url.map(Origin.init) ?? Self.unknownOrigin
+        let origin = request.url.map(slots.origin) ?? Self.unknownOrigin
         let slots = self.slots
         if let line = slots.take(origin, for: context) { return (CallSlot(line: line, slots: slots), nil) }
         let waited = DispatchTime.now()
