@@ -88,6 +88,10 @@ if ! swift build -c release --product probe -Xswiftc -dwarf-version=4 --scratch-
   exit 1
 fi
 probe="$here/.build-probe/release/probe"
+# Every probe run gets an empty temporary directory: a provider sweeps its stale temporary files when it is made,
+# and a crowded shared /tmp (17k entries on a long-lived machine) put ~100M instructions of that sweep into some runs.
+export TMPDIR="$work/tmp"
+mkdir -p "$TMPDIR"
 
 # start_server SCRIPT NAME: starts a Python server that prints its port first and exits when its stdin closes,
 # which this script's end does; sets `server_port`.
