@@ -40,7 +40,7 @@ enum SchedulingDemo {
             await gate.wait()   // answers once every other call has joined this one
             return .json(raw: #"{"name":"Kim"}"#)
         }
-        let joins = Counter(target: 99, then: gate.open)
+        let joins = Counter(target: 99, then: { gate.open() })
         let provider = server.makeProvider(monitors: [joins])
         let profiles = try await withThrowingTaskGroup(of: (Profile, Bool).self) { group in
             for _ in 0..<100 {
@@ -70,7 +70,7 @@ enum SchedulingDemo {
             }
             return .status(200)
         }
-        let queued = Counter(target: 4, then: gate.open)
+        let queued = Counter(target: 4, then: { gate.open() })
         let provider = NetworkProvider(
             scheduling: Scheduling(maximumCallsPerHost: 1), configuration: server.makeConfiguration(basedOn: .ephemeral),
             monitors: [queued])

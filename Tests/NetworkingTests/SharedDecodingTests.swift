@@ -120,6 +120,42 @@ struct SharedDecodingTests {
         #expect(Set(values.map(ObjectIdentifier.init)).count == 40)
     }
 
+    @Test func aValueHoldingObjectsIsDecodedForEachCaller() async throws {
+        // GIVEN 40 calls sharing one exchange, decoding an array of class instances (a value type holding objects)
+        let counter = DecodeCounter()
+        let decoder = counter.decoder()
+        let (values, requests) = try await sharedCalls(40, body: #"[{"userName":"ada"}]"#) { provider, _ in
+            try await provider.request(ProfileEndpoint(decoder: decoder), as: [ProfileObject].self)
+        }
+        // THEN no two callers hold one instance: each decoded its own array
+        #expect(requests == 1)
+        #expect(counter.count == 40)
+        #expect(Set(values.compactMap(\.first).map(ObjectIdentifier.init)).count == 40)
+    }
+
+    /// A `GET` whose decoder is made anew at each read, from its own field.
+    struct FreshDecoderEndpoint: Endpoint {
+        var baseURL = URL(string: "https://api.example.com/v1/")!
+        var path = "/profile"
+        let snakeCase: Bool
+        var decoder: JSONDecoder? {
+            let decoder = JSONDecoder()
+            if snakeCase { decoder.keyDecodingStrategy = .convertFromSnakeCase }
+            return decoder
+        }
+    }
+
+    @Test func callersWhoseDecodersAreMadePerCallGetTheirOwnDecodersValue() async throws {
+        // GIVEN 200 calls sharing one exchange, each reading a decoder made for it (a freed decoder's address may
+        // be reused by the next one made)
+        let (values, requests) = try await sharedCalls(200, body: #"{"user_name":"snake","userName":"plain"}"#) { provider, index in
+            try await provider.request(FreshDecoderEndpoint(snakeCase: index.isMultiple(of: 2)), as: Profile.self).userName
+        }
+        // THEN each caller's value is the one its own decoder makes
+        #expect(requests == 1)
+        for (index, value) in values.enumerated() { #expect(value == (index.isMultiple(of: 2) ? "snake" : "plain")) }
+    }
+
     @Test func aFailedDecodingIsEachCallersOwnError() async throws {
         // GIVEN 20 calls sharing an answer that is not a Profile
         let decoder = DecodeCounter().decoder()

@@ -6,9 +6,10 @@ import Foundation
 /// Each caller still gets its own ``Response`` and asks for its own value: the first caller to decode the
 /// body as `T` with a given `JSONDecoder` instance runs the decoder, and the others of the exchange that ask
 /// for `T` from that same decoder get a copy of that value. A caller with another decoder, another type, a
-/// key path or an envelope decodes the body itself. Only value types are shared: a class decodes once per
-/// caller, so no two callers ever hold one instance they did not make. A decoding that fails is not kept:
-/// each caller then meets its own error.
+/// key path or an envelope decodes the body itself. Only values that hold no object are shared: a class, or a
+/// value with an object anywhere in it (an array of class instances, an optional one, a struct with one, as its
+/// `Mirror` shows them), decodes once per caller, so no two callers ever hold one instance they did not make.
+/// A decoding that fails is not kept: each caller then meets its own error.
 ///
 /// A custom `init(from:)` therefore runs once for the exchange, not once per caller; its result is the
 /// same for every caller, since they decode the same bytes with the same decoder.
@@ -20,7 +21,8 @@ final class SharedDecodings: @unchecked Sendable {
     }
 
     private let lock = NSLock()
-    private var values: [Key: Any] = [:]
+    /// Each value with the decoder that made it, held so that its address names no other decoder meanwhile.
+    private var values: [Key: (decoder: JSONDecoder, value: Any)] = [:]
 
     /// Whether values of `type` may be shared between callers: a value type that reads no key path from
     /// its task (see ``KeyPathDecodable``).
@@ -32,15 +34,29 @@ final class SharedDecodings: @unchecked Sendable {
     func value<T>(of type: T.Type, decodedBy decoder: JSONDecoder) -> T? {
         lock.lock()
         defer { lock.unlock() }
-        return values[Key(type: ObjectIdentifier(type), decoder: ObjectIdentifier(decoder))] as? T
+        guard let kept = values[Key(type: ObjectIdentifier(type), decoder: ObjectIdentifier(decoder))], kept.decoder === decoder else { return nil }
+        return kept.value as? T
     }
 
-    /// Keeps `value`, decoded with `decoder`, for the other callers (the first kept stays).
+    /// Keeps `value`, decoded with `decoder`, for the other callers (the first kept stays), unless it holds
+    /// an object (``holdsNoObject(_:depth:)``).
     func keep<T>(_ value: T, decodedBy decoder: JSONDecoder) {
+        guard Self.holdsNoObject(value) else { return }
         let key = Key(type: ObjectIdentifier(T.self), decoder: ObjectIdentifier(decoder))
         lock.lock()
-        if values[key] == nil { values[key] = value }
+        if values[key] == nil { values[key] = (decoder, value) }
         lock.unlock()
+    }
+
+    /// Whether no class instance is reachable from `value` through its `Mirror` (stored properties, elements,
+    /// payloads, optionals); `false` past 64 levels. Run once per shared answer, by the caller that decodes it
+    /// first.
+    static func holdsNoObject(_ value: Any, depth: Int = 0) -> Bool {
+        guard depth < 64 else { return false }
+        let mirror = Mirror(reflecting: value)
+        if mirror.displayStyle == .class { return false }
+        for child in mirror.children where !holdsNoObject(child.value, depth: depth + 1) { return false }
+        return true
     }
 }
 

@@ -193,12 +193,16 @@ extension NetworkProvider {
                         requeue: while context.queueWait > waitedBefore, let chain, let ready = chain as? any ReadyAdapting {
                             switch ready.adaptation(of: built, for: context) {
                             case .ready(let now):
-                                if (try? WireValidation.check(now)) != nil { (request, sent) = (now, now) }
+                                if (try? WireValidation.check(now)) != nil {
+                                    (request, sent) = (now, now)
+                                    if !events.isEmpty { events.send { [request = shown(now)] in $0.requestDidAdapt(request, context: context) } }
+                                }
                             case .waits where readapts < 2:
                                 readapts += 1
                                 slot.take()?.release()
                                 request = try await chain.adapt(built, for: context)   // holding no slot
                                 sent = request
+                                if !events.isEmpty { events.send { [request = shown(request)] in $0.requestDidAdapt(request, context: context) } }
                                 try WireValidation.check(request)
                                 if deadline.hasPassed { throw deadline.exceeded }
                                 waitedBefore = context.queueWait
