@@ -99,6 +99,7 @@ struct SchedulingQueueOrderTests {
     @Test("a request's origin, remembered for a run of requests to one scheme and authority, is the origin of its URL (RFC 6454 §4)")
     func originsOfRequestsInARow() throws {
         let slots = CallSlots(Scheduling())
+        let recent = RecentOrigin()   // an AuthInterceptor's, for its scope checks
         let urls = [
             "https://api.example.com/v1/a", "https://api.example.com/v1/b?x=1", "https://API.example.com/v1/c",
             "https://api.example.com:443/v1/d", "http://api.example.com/v1/e", "https://api.example.com:8443/f",
@@ -108,6 +109,7 @@ struct SchedulingQueueOrderTests {
         for text in urls + urls.reversed() {
             let url = try #require(URL(string: text))
             #expect(slots.origin(of: url) == Origin(url), "\(text)")
+            #expect(recent.origin(of: url) == Origin(url), "\(text)")
         }
         // Two spellings of one origin count against one limit: one line.
         let (a, b) = (try #require(URL(string: "https://api.example.com/a")), try #require(URL(string: "https://API.EXAMPLE.COM:443/b")))

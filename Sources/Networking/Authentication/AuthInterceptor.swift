@@ -67,6 +67,8 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
 
     /// The origins (scheme, host, port) whose requests get the token.
     public nonisolated let scope: Set<Origin>
+    /// The origins of the URLs its scope checks read, made once for a run of requests to one host.
+    private nonisolated let recentOrigin = RecentOrigin()
     /// How the token is put on a request.
     public nonisolated let header: AuthorizationHeader
     /// The statuses that mean "the access token expired".
@@ -329,7 +331,7 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
         let status = response.map { $0.envelopeStatusCode ?? $0.statusCode }   // an envelope's "token expired" counts as its status
         guard let response, let status, expiredStatusCodes.contains(status),
             needsToken(request, context), context[noteKey] == nil,
-            response.httpResponse.url.map({ scope.contains(context.origin(of: $0)) }) ?? true,   // not a redirect target's 401
+            response.httpResponse.url.map({ scope.contains(recentOrigin.origin(of: $0)) }) ?? true,   // not a redirect target's 401
             header.token(in: response.request) != nil   // the hop that got the 401 carried the token (no redirect took it off)
         else { return .doNotRetry }
         context[noteKey] = true
@@ -347,7 +349,7 @@ public actor AuthInterceptor: RequestInterceptor, CustomReflectable {
     /// authentication, in scope, and not sent by this interceptor's own refresh (see ``RefreshRun``).
     nonisolated func needsToken(_ request: URLRequest, _ context: RequestContext) -> Bool {
         guard context.refreshing != id, context.endpoint.requiresAuthentication, let url = request.url,
-            scope.contains(context.origin(of: url))
+            scope.contains(recentOrigin.origin(of: url))
         else { return false }
         if let run = RefreshRun.current, run.interceptorID == id, run.isRunning { return false }
         return true

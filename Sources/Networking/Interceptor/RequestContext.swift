@@ -40,9 +40,6 @@ public final class RequestContext: @unchecked Sendable {
     private static let lock = NSLock()
     private var _retryCount = 0
     private var notes: [String: any Sendable] = [:]
-    /// The origin of the URL asked for last (see ``origin(of:)``): a box, so that a call whose interceptors
-    /// never ask (a call waiting in the queue holds its context) holds a pointer more, not the pair.
-    private var lastOrigin: OriginOfURL?
 
     /// Creates a context for a call to `endpoint`. The provider makes one per call; make your own to
     /// test an interceptor directly. An ``AuthInterceptor`` sends a refresh it starts for this context
@@ -58,20 +55,6 @@ public final class RequestContext: @unchecked Sendable {
         self.provider = provider
         self.refreshing = refreshing
         self.revalidatedKey = revalidatedKey
-    }
-
-    /// The origin of `url`, a URL of this call: made once for the URL the call sends to, which its
-    /// interceptors and the queue ask about several times an attempt (making one reads the URL's parts).
-    func origin(of url: URL) -> Origin {
-        lock.lock()
-        let last = lastOrigin
-        lock.unlock()
-        if let last, last.url == url { return last.origin }
-        let made = OriginOfURL(url: url, origin: Origin(url))
-        lock.lock()
-        lastOrigin = made
-        lock.unlock()
-        return made.origin
     }
 
     /// How many times this call has been retried so far: 0 during the first attempt.
@@ -99,16 +82,5 @@ public final class RequestContext: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         _retryCount += 1
-    }
-}
-
-/// A URL and its origin (see ``RequestContext/origin(of:)``).
-private final class OriginOfURL: Sendable {
-    let url: URL
-    let origin: Origin
-
-    init(url: URL, origin: Origin) {
-        self.url = url
-        self.origin = origin
     }
 }

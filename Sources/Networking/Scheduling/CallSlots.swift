@@ -32,8 +32,8 @@ final class CallSlots: @unchecked Sendable {
     /// How many origins ``hosts`` may hold before the idle ones are dropped.
     private var sweepThreshold = CallSlots.minimumSweepThreshold
     private static let minimumSweepThreshold = 64
-    /// The origin of the last URL ``origin(of:)`` made one for, by the URL's scheme and authority as written.
-    private var lastOrigin: (authority: [UInt8], origin: Origin)?
+    /// The origins of the requests' URLs, made once for a run of requests to one host.
+    private let recentOrigin = RecentOrigin()
     /// The line ``line(for:)`` found last (dropped with the idle lines).
     private var lastLine: (origin: Origin, line: HostLine)?
 
@@ -197,36 +197,8 @@ final class CallSlots: @unchecked Sendable {
         return line
     }
 
-    /// The origin of `url`, a request's: made once for a run of requests to one scheme and authority
-    /// (`https://api.example.com:443` as written: the same text is the same origin), which reading the URL's
-    /// parts for each request cost ~2.7k instructions. Any other URL gets its own, as ``Origin/init(_:)`` makes it.
+    /// The origin of `url`, a request's (see ``RecentOrigin``).
     func origin(of url: URL) -> Origin {
-        var text = url.absoluteString
-        lock.lock()
-        let last = lastOrigin
-        lock.unlock()
-        let (length, same) = text.withUTF8 { bytes -> (Int, Bool) in
-            let length = Self.schemeAndAuthorityLength(of: bytes)
-            guard length > 0, let last, last.authority.count == length else { return (length, false) }
-            return (length, last.authority.withUnsafeBufferPointer { kept in zip(kept, bytes).allSatisfy { $0 == $1 } })
-        }
-        if same, let last { return last.origin }
-        let origin = Origin(url)
-        guard length > 0 else { return origin }
-        let kept = text.withUTF8 { Array($0.prefix(length)) }
-        lock.lock()
-        lastOrigin = (kept, origin)
-        lock.unlock()
-        return origin
-    }
-
-    /// The length of `bytes` up to the end of its authority (`scheme://authority`), or 0 when it has none.
-    private static func schemeAndAuthorityLength(of bytes: UnsafeBufferPointer<UInt8>) -> Int {
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon + 2 < bytes.count,
-            bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/")
-        else { return 0 }
-        var end = colon + 3
-        while end < bytes.count, bytes[end] != UInt8(ascii: "/"), bytes[end] != UInt8(ascii: "?"), bytes[end] != UInt8(ascii: "#") { end += 1 }
-        return end
+        recentOrigin.origin(of: url)
     }
 }
