@@ -232,7 +232,7 @@ public final class NetworkProvider: NetworkProviding {
         as type: T.Type,
         interceptor: (any RequestInterceptor)? = nil
     ) async throws -> T {
-        try decodePayload(try await response(endpoint, interceptor: interceptor), as: type, for: endpoint)
+        try decodePayload(try await sentResponse(endpoint, interceptor: interceptor), as: type, for: endpoint)
     }
 
     /// Sends `endpoint` and decodes the value at `keyPath` in its JSON body as `type`, with the endpoint's decoder or the
@@ -243,7 +243,7 @@ public final class NetworkProvider: NetworkProviding {
         atKeyPath keyPath: String,
         interceptor: (any RequestInterceptor)?
     ) async throws -> T {
-        try decodePayload(try await response(endpoint, interceptor: interceptor), as: type, for: endpoint, atKeyPath: keyPath)
+        try decodePayload(try await sentResponse(endpoint, interceptor: interceptor), as: type, for: endpoint, atKeyPath: keyPath)
     }
 
     /// Sends `endpoint` through the pipeline (build, adapt, send, validate, retry) and returns the response it accepted.
@@ -253,7 +253,18 @@ public final class NetworkProvider: NetworkProviding {
         _ endpoint: some Endpoint,
         interceptor: (any RequestInterceptor)? = nil
     ) async throws -> Response {
-        try await coalescedResponse(endpoint, interceptor: interceptor)   // identical GET/HEAD calls share one exchange
+        try await sentResponse(endpoint, interceptor: interceptor)
+    }
+
+    /// ``response(_:interceptor:)``, inlined into it and into the `request` methods: the call enters
+    /// (``enter(_:interceptor:into:)``: identical `GET`/`HEAD` calls share one exchange; a queued call waits
+    /// there, in small frames), then its pipeline runs (``respond(_:interceptor:entry:)``). Inlined, no frame
+    /// of its own — the response it returns is kept in its caller's — is held while a call waits in the queue.
+    @inline(__always)
+    func sentResponse(_ endpoint: some Endpoint, interceptor: (any RequestInterceptor)?) async throws -> Response {
+        var entry = CallEntry.alone   // what the call settles as it enters
+        try await enter(endpoint, interceptor: interceptor, into: &entry)
+        return try await respond(endpoint, interceptor: interceptor, entry: &entry)
     }
 
     /// Returns once the monitors have been told every event the provider queued before this call: after

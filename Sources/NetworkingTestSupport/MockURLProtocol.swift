@@ -87,6 +87,8 @@ private final class Load: WatchedAttempt, @unchecked Sendable {
     // @unchecked: every property is guarded by `lock`. `owner` owns this load; it is only used to reach
     // its client before the load has finished or been stopped, while URLSession still holds it.
     private weak var owner: MockURLProtocol?
+    /// Its place in the heap of `idleWatch`, under that watch's lock.
+    package var watchSlot = 0
     private let lock = NSLock()
     private var work: Task<Void, Never>?
     private var finished = false

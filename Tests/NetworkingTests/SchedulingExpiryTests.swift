@@ -13,6 +13,7 @@ struct SchedulingExpiryTests {
         // @unchecked: `expired` is guarded by `lock`.
         private let lock = NSLock()
         private var count = 0
+        var watchSlot = 0
         var expired: Int {
             lock.lock()
             defer { lock.unlock() }
@@ -25,20 +26,44 @@ struct SchedulingExpiryTests {
         }
     }
 
-    @Test("the heap gives its expiries back earliest first, whatever the order they came in")
+    @Test("the heap gives its expiries back earliest first, whatever the order they came in, and lets any of them go at once")
     func heapOrder() {
         var heap = ExpiryHeap()
-        let keys = (0..<200).map { _ in ObjectIdentifier(Target()) }
         let expiries = (0..<200).map { UInt64(($0 * 7_919) % 200) }
-        for (expiry, key) in zip(expiries, keys) { heap.insert(.init(expiry: expiry, key: key)) }
+        let targets = expiries.map { _ in Target() }
+        for (target, expiry) in zip(targets, expiries) { heap.insert(target, expiry: expiry) }
+        #expect(targets.allSatisfy { $0.watchSlot != 0 })
+        for (target, expiry) in zip(targets, expiries) where expiry % 2 == 1 { heap.remove(target) }   // from anywhere in it
+        heap.remove(Target())   // one it never held: nothing happens
+        #expect(heap.count == 100)
         var out: [UInt64] = []
         while let first = heap.first {
             out.append(first.expiry)
             heap.removeFirst()
+            #expect(first.target.watchSlot == 0)
         }
-        #expect(out == expiries.sorted())
-        heap.rebuild(from: zip(expiries, keys).map { .init(expiry: $0, key: $1) })
-        #expect(heap.first?.expiry == 0 && heap.count == 200)
+        #expect(out == expiries.filter { $0 % 2 == 0 }.sorted())
+        #expect(targets.allSatisfy { $0.watchSlot == 0 })
+    }
+
+    @Test("an attempt that ends is let go at once: the watch keeps no dictionary of its attempts, and no stale entry")
+    func unwatchedAreLetGo() {
+        let watch = AttemptWatch()
+        let far = DispatchTime.now() + 3_600
+        let kept = (0..<10).map { _ in Target() }
+        for target in kept { watch.watch(target, until: far) }
+        weak var gone: Target?
+        do {
+            let target = Target()
+            gone = target
+            watch.watch(target, until: far)
+            watch.watch(target, until: far + 1)   // watched again: one entry still
+            watch.unwatch(target)
+        }
+        #expect(gone == nil)
+        #expect(kept.allSatisfy { $0.watchSlot != 0 })
+        for target in kept { watch.unwatch(target) }
+        #expect(kept.allSatisfy { $0.watchSlot == 0 })
     }
 
     @Test("among 10,000 watched, the one whose deadline passed expires; those unwatched or watched again later never expire early")

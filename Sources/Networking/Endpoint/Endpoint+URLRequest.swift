@@ -105,20 +105,24 @@ extension Endpoint {
             baseHasQuery = true
             head = head[..<mark]
         }
-        var joined = String(head)
         let escapedPath = PercentEncoding.path(path)
+        let items = queryItems
+        let query = items.isEmpty ? "" : PercentEncoding.query(items)
+        // The URL keeps this string: made with the capacity it needs, not grown by appends (which double it).
+        var joined = ""
+        joined.reserveCapacity(head.utf8.count + escapedPath.utf8.count + baseQuery.utf8.count + query.utf8.count + fragment.utf8.count + 3)
+        joined += head
         if !escapedPath.isEmpty {
             if joined.utf8.last == UInt8(ascii: "/") { joined.removeLast() }
             joined += "/"
             joined += escapedPath.utf8.first == UInt8(ascii: "/") ? escapedPath.dropFirst() : Substring(escapedPath)
         }
-        let items = queryItems
         if baseHasQuery || !items.isEmpty {
             joined += "?"
             joined += baseQuery
             if !items.isEmpty {
                 if !baseQuery.isEmpty { joined += "&" }
-                joined += PercentEncoding.query(items)
+                joined += query
             }
         }
         joined += fragment

@@ -17,17 +17,20 @@ public final class RequestContext: @unchecked Sendable {
     let provider: NetworkProvider?
     /// The ``AuthInterceptor`` (by its identity) whose token refresh this call sends, if any: that
     /// interceptor neither authenticates nor refreshes for it.
-    let refreshing: UUID?
+    var refreshing: UUID? { special?.refreshing }
     /// Whether this call is the provider's background revalidation of a cache entry that answered another
     /// call stale (`Cache-Control: stale-while-revalidate`, RFC 5861 §3): no caller waits for it. Monitors
     /// see its events like any call's.
-    public var isBackgroundRevalidation: Bool { revalidatedKey != nil }
+    public var isBackgroundRevalidation: Bool { special?.revalidatedKey != nil }
     /// The key of the entry this background revalidation is about (the account's whose entry answered):
     /// `nil` for any other call.
-    let revalidatedKey: CacheKey?
+    var revalidatedKey: CacheKey? { special?.revalidatedKey }
+    /// What only a token refresh's call, a background revalidation or an outbox's mutation has: most calls
+    /// have none of it, and a context is made for every call (a call queued behind the limits keeps it).
+    private let special: SpecialCall?
     /// The account whose token the call may carry (an outbox's mutation, see ``AccountBoundEndpoint``), `nil`
     /// for any: read once, where the call is made, so that no adapt casts the endpoint.
-    let boundAccount: String?
+    var boundAccount: String? { special?.boundAccount }
     /// How long the call waited for a free slot under the provider's ``Scheduling`` limits, in seconds
     /// (see ``CallReport/queueWait``). Written and read only by the call's own task.
     var queueWait: TimeInterval = 0
@@ -50,11 +53,12 @@ public final class RequestContext: @unchecked Sendable {
 
     init(endpoint: some Endpoint, events: EventDispatcher, provider: NetworkProvider?, refreshing: UUID?, revalidatedKey: CacheKey? = nil) {
         self.endpoint = endpoint
-        self.boundAccount = (endpoint as? any AccountBoundEndpoint)?.boundAccount
         self.events = events
         self.provider = provider
-        self.refreshing = refreshing
-        self.revalidatedKey = revalidatedKey
+        let boundAccount = (endpoint as? any AccountBoundEndpoint)?.boundAccount
+        self.special =
+            refreshing == nil && revalidatedKey == nil && boundAccount == nil
+            ? nil : SpecialCall(refreshing: refreshing, revalidatedKey: revalidatedKey, boundAccount: boundAccount)
     }
 
     /// How many times this call has been retried so far: 0 during the first attempt.
@@ -82,5 +86,19 @@ public final class RequestContext: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         _retryCount += 1
+    }
+}
+
+/// What a ``RequestContext`` of a token refresh's call, a background revalidation or an outbox's mutation
+/// keeps.
+private final class SpecialCall: Sendable {
+    let refreshing: UUID?
+    let revalidatedKey: CacheKey?
+    let boundAccount: String?
+
+    init(refreshing: UUID?, revalidatedKey: CacheKey?, boundAccount: String?) {
+        self.refreshing = refreshing
+        self.revalidatedKey = revalidatedKey
+        self.boundAccount = boundAccount
     }
 }

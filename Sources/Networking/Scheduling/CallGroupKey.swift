@@ -30,7 +30,6 @@ import Foundation
 /// and the dictionary by their size only); equality still compares every field.
 final class CallGroupKey: Hashable, @unchecked Sendable {
     // @unchecked: ObjectIdentifier, strings, sets and CachePolicy are values; nothing here is mutated.
-    let method: String
     let url: String
     let headers: [String: String]
     let timeout: TimeInterval
@@ -38,15 +37,19 @@ final class CallGroupKey: Hashable, @unchecked Sendable {
     let accountEpoch: Int
     let endpointType: ObjectIdentifier
     let acceptableStatusCodes: Set<Int>
-    let maximumResponseSize: Int?
+    /// The endpoint's size limit, `Int.min` for none.
+    let maximumResponseSize: Int
+    /// The hash of the fields, computed once (see the type's comment).
+    private let hash: Int
     let cachePolicy: CachePolicy?
-    let offlineBehavior: Int
+    // The small fields last, together, where they take no room of their own (a queued call holds a key).
+    /// Its method: `HEAD`, or else `GET` (no other method has a key).
+    let isHead: Bool
+    let offlineBehavior: UInt8
     let priority: RequestPriority
     let requiresAuthentication: Bool
     let namesRedirectBehavior: Bool
     let namesEnvelope: Bool
-    /// The hash of the fields above, computed once (see the type's comment).
-    private let hash: Int
 
     /// The key of `request`, built by `endpoint` with no body, sent for `account` (the partition and epoch
     /// of the ``AccountStamp``; `(nil, 0)` when not authenticated); `nil` for a method other than `GET` and
@@ -55,7 +58,7 @@ final class CallGroupKey: Hashable, @unchecked Sendable {
         guard let method = request.httpMethod, method == "GET" || method == "HEAD", let url = request.url,
             request.httpBody == nil, request.httpBodyStream == nil
         else { return nil }
-        self.method = method
+        self.isHead = method == "HEAD"
         self.url = url.absoluteString
         self.headers = request.allHTTPHeaderFields ?? [:]
         self.timeout = request.timeoutInterval
@@ -63,7 +66,7 @@ final class CallGroupKey: Hashable, @unchecked Sendable {
         self.accountEpoch = account.epoch
         self.endpointType = ObjectIdentifier(E.self)
         self.acceptableStatusCodes = endpoint.acceptableStatusCodes
-        self.maximumResponseSize = endpoint.maximumResponseSize
+        self.maximumResponseSize = endpoint.maximumResponseSize ?? .min
         self.cachePolicy = endpoint.cachePolicy
         switch endpoint.offlineBehavior {
         case nil: offlineBehavior = 0
@@ -76,7 +79,7 @@ final class CallGroupKey: Hashable, @unchecked Sendable {
         self.namesEnvelope = endpoint.envelope != nil
         var hasher = Hasher()
         hasher.combine(self.url)
-        hasher.combine(self.method)
+        hasher.combine(isHead)
         hasher.combine(headers.count)
         hasher.combine(self.account)
         hasher.combine(accountEpoch)
@@ -88,7 +91,7 @@ final class CallGroupKey: Hashable, @unchecked Sendable {
 
     static func == (lhs: CallGroupKey, rhs: CallGroupKey) -> Bool {
         lhs === rhs
-            || lhs.hash == rhs.hash && lhs.url == rhs.url && lhs.method == rhs.method && lhs.headers == rhs.headers
+            || lhs.hash == rhs.hash && lhs.url == rhs.url && lhs.isHead == rhs.isHead && lhs.headers == rhs.headers
                 && lhs.timeout == rhs.timeout && lhs.account == rhs.account && lhs.accountEpoch == rhs.accountEpoch
                 && lhs.endpointType == rhs.endpointType && lhs.acceptableStatusCodes == rhs.acceptableStatusCodes
                 && lhs.maximumResponseSize == rhs.maximumResponseSize && lhs.cachePolicy == rhs.cachePolicy

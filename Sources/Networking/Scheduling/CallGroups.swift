@@ -29,18 +29,16 @@ final class CallGroups: @unchecked Sendable {
     private var groups: [CallGroupKey: CallGroup] = [:]
 
     /// A member for a call with `key`: of the group in flight (it joined) or of a new one.
-    func enter(key: CallGroupKey, account: (partition: String?, epoch: Int), deadline: Deadline, built: URLRequest, started: DispatchTime)
-        -> GroupMember
-    {
+    func enter(key: CallGroupKey, deadline: Deadline, built: URLRequest, started: DispatchTime) -> GroupMember {
         lock.lock()
         defer { lock.unlock() }
         if let group = groups[key] {
             group.members += 1
-            return GroupMember(groups: self, group: group, joined: true, account: account, deadline: deadline, built: built, started: started)
+            return GroupMember(group: group, joined: true, deadline: deadline, built: built, started: started)
         }
-        let group = CallGroup(key: key)
+        let group = CallGroup(key: key, groups: self)
         groups[key] = group
-        return GroupMember(groups: self, group: group, joined: false, account: account, deadline: deadline, built: built, started: started)
+        return GroupMember(group: group, joined: false, deadline: deadline, built: built, started: started)
     }
 
     /// `member`'s call ended: the group ends with its last member, which cancels the group's exchanges still
@@ -61,8 +59,8 @@ final class CallGroups: @unchecked Sendable {
             index += 1
             guard transfer.outcome == nil, !transfer.abandoned else { continue }
             transfer.abandoned = true
-            stops.append((transfer.handle, transfer.slotWaiter))
-            transfer.slotWaiter = nil
+            stops.append((transfer.handle, transfer.isQueued ? transfer : nil))
+            transfer.isQueued = false
         }
         lock.unlock()
         for (handle, waiter) in stops {
@@ -79,11 +77,14 @@ final class CallGroups: @unchecked Sendable {
         case shared
     }
 
-    /// `member` sends a request with `key`: shares its group's exchange of that request (see the type's
-    /// comment) or starts one. `continuation` is resumed with the exchange's answer.
-    func attach(_ member: GroupMember, key: CallGroupKey, continuation: UnsafeContinuation<(Data, HTTPURLResponse), any Error>) -> Attachment {
+    /// `member` sends `send`: shares its group's exchange of that request (see the type's comment) or
+    /// starts one. `continuation` is resumed with the exchange's answer.
+    func attach(_ member: GroupMember, send: SharedSend, by provider: NetworkProvider, continuation: UnsafeContinuation<(Data, HTTPURLResponse), any Error>)
+        -> Attachment
+    {
+        let key = send.key
         lock.lock()
-        if let error = member.leftWith {
+        if let error = member.leftWith?.error {
             member.leftWith = nil
             lock.unlock()
             continuation.resume(throwing: error)
@@ -107,7 +108,7 @@ final class CallGroups: @unchecked Sendable {
             lock.unlock()
             return .shared
         }
-        let transfer = SharedTransfer(key: key)
+        let transfer = SharedTransfer(send, provider: provider)
         group.append(transfer)
         member.next = index + 1
         transfer.add(member)
@@ -125,7 +126,7 @@ final class CallGroups: @unchecked Sendable {
     func detach(_ member: GroupMember, with error: NetworkError) {
         lock.lock()
         guard let continuation = member.continuation, let transfer = member.transfer else {
-            if member.leftWith == nil { member.leftWith = error }
+            if member.leftWith == nil { member.leftWith = .error(error) }
             lock.unlock()
             return
         }
@@ -136,8 +137,8 @@ final class CallGroups: @unchecked Sendable {
         // The group still counts `member` (its `leave` comes once its call ended): any more may still attach.
         if transfer.isDeserted, transfer.outcome == nil, !transfer.abandoned, member.group.members <= 1 {
             transfer.abandoned = true
-            stop = (transfer.handle, transfer.slotWaiter)
-            transfer.slotWaiter = nil
+            stop = (transfer.handle, transfer.isQueued ? transfer : nil)
+            transfer.isQueued = false
         }
         lock.unlock()
         stop.0?.cancel()
@@ -149,19 +150,19 @@ final class CallGroups: @unchecked Sendable {
     func started(_ transfer: SharedTransfer, handle: TaskHandle) {
         lock.lock()
         transfer.handle = handle
-        transfer.slotWaiter = nil
+        transfer.isQueued = false
         let abandoned = transfer.abandoned
         lock.unlock()
         if abandoned { handle.cancel() }
     }
 
-    /// `transfer` waits in the queue for its slot with `waiter`: taken out at once when every member left.
-    func queued(_ transfer: SharedTransfer, waiter: SlotWaiter) {
+    /// `transfer` waits in the queue for its slot: taken out at once when every member left.
+    func queued(_ transfer: SharedTransfer) {
         lock.lock()
         let abandoned = transfer.abandoned
-        if !abandoned, transfer.handle == nil, transfer.outcome == nil { transfer.slotWaiter = waiter }
+        if !abandoned, transfer.handle == nil, transfer.outcome == nil { transfer.isQueued = true }
         lock.unlock()
-        if abandoned { waiter.leave(because: .cancelled) }
+        if abandoned { transfer.leave(because: .cancelled) }
     }
 
     /// The values decoded from the answer `member` got last, when others share that answer (see
@@ -178,7 +179,7 @@ final class CallGroups: @unchecked Sendable {
     func finish(_ transfer: SharedTransfer, with outcome: Result<(Data, HTTPURLResponse), any Error>) {
         lock.lock()
         transfer.outcome = outcome
-        transfer.slotWaiter = nil
+        transfer.isQueued = false
         let (first, others) = transfer.takeMembers()
         let single = first?.continuation
         first?.continuation = nil
@@ -208,14 +209,17 @@ final class CallGroups: @unchecked Sendable {
 final class CallGroup: @unchecked Sendable {
     // @unchecked: every `var` is guarded by the lock of the ``CallGroups`` that holds it.
     let key: CallGroupKey
+    /// The groups it is one of (which hold it while it lives).
+    let groups: CallGroups
     /// The members whose call has not ended.
     var members = 1
     /// The first exchange: most groups have one only (no array for them).
     private var first: SharedTransfer?
     private var later: [SharedTransfer] = []
 
-    init(key: CallGroupKey) {
+    init(key: CallGroupKey, groups: CallGroups) {
         self.key = key
+        self.groups = groups
     }
 
     /// The exchange started `index`-th, if there is one.
@@ -234,14 +238,16 @@ final class CallGroup: @unchecked Sendable {
 /// waits for an exchange (``AttemptWatch``).
 final class GroupMember: WatchedAttempt, @unchecked Sendable {
     // @unchecked: `next`, `transfer`, `continuation` and `leftWith` are guarded by the lock of `groups`.
-    let groups: CallGroups
     let group: CallGroup
-    /// It entered a group in flight (it did not start it).
-    let joined: Bool
-    /// The account its requests are sent for (see ``CallGroupKey``).
-    let account: (partition: String?, epoch: Int)
+    /// The groups its group is one of.
+    var groups: CallGroups { group.groups }
+    /// The account its requests are sent for (see ``CallGroupKey``): its group's (a key's account is part of it).
+    var account: (partition: String?, epoch: Int) { (group.key.account, group.key.accountEpoch) }
     /// The call's deadline, from its start.
     let deadline: Deadline
+    /// It entered a group in flight (it did not start it). (After the deadline, in its padding: every
+    /// queued call holds a member.)
+    let joined: Bool
     /// The request the endpoint built.
     let built: URLRequest
     /// When the call began.
@@ -252,18 +258,17 @@ final class GroupMember: WatchedAttempt, @unchecked Sendable {
     var transfer: SharedTransfer?
     var continuation: UnsafeContinuation<(Data, HTTPURLResponse), any Error>?
     /// Why it left before it attached (its deadline passed first): its next send throws it.
-    var leftWith: NetworkError?
+    var leftWith: LeftWith?
     /// The values decoded from the answer it got last, when other members share that answer.
     var answeredBy: SharedDecodings?
+    /// Its place in the heap of the ``AttemptWatch`` that watches it (see ``WatchedAttempt``), under the watch's lock.
+    var watchSlot = 0
 
     init(
-        groups: CallGroups, group: CallGroup, joined: Bool, account: (partition: String?, epoch: Int), deadline: Deadline, built: URLRequest,
-        started: DispatchTime
+        group: CallGroup, joined: Bool, deadline: Deadline, built: URLRequest, started: DispatchTime
     ) {
-        self.groups = groups
         self.group = group
         self.joined = joined
-        self.account = account
         self.deadline = deadline
         self.built = built
         self.started = started
@@ -275,12 +280,31 @@ final class GroupMember: WatchedAttempt, @unchecked Sendable {
     }
 }
 
+/// Why a ``GroupMember`` left before it attached. Boxed: a ``NetworkError`` is 90 bytes, and every member
+/// holds the place for one.
+indirect enum LeftWith {
+    case error(NetworkError)
+
+    var error: NetworkError {
+        switch self {
+        case .error(let error): return error
+        }
+    }
+}
+
 /// One `URLSessionTask` shared by the members of a ``CallGroup`` that send the same request (see
-/// ``CallGroups``): the members that wait for it, and its answer once it ended.
-final class SharedTransfer: @unchecked Sendable {
-    // @unchecked: every `var` is guarded by the lock of the ``CallGroups`` that holds it.
+/// ``CallGroups``): the members that wait for it, and its answer once it ended. It waits for its slot in
+/// the queue itself (a ``SlotWaiter`` in its starter's call's place, with no deadline: its members watch
+/// theirs), so that a queued exchange holds nothing more than itself.
+final class SharedTransfer: SlotWaiter, @unchecked Sendable {
+    // @unchecked: every `var` is guarded by the lock of the ``CallGroups`` that holds it (those of
+    // ``SlotWaiter`` by the slots' lock; `queuedAt` is written before it is queued).
+    /// What it sends: its starter's request (and the request's key), call and limits.
+    let send: SharedSend
+    /// The provider that sends it.
+    let provider: NetworkProvider
     /// The request's key (the request as sent, and its call's endpoint and account).
-    let key: CallGroupKey
+    var key: CallGroupKey { send.key }
     /// The member that waits first: an exchange waited for by one member needs no dictionary.
     private var first: GroupMember?
     private var others: [ObjectIdentifier: GroupMember] = [:]
@@ -288,15 +312,19 @@ final class SharedTransfer: @unchecked Sendable {
     var outcome: Result<(Data, HTTPURLResponse), any Error>?
     /// Every member left before it ended: it was cancelled, and no member shares it afterwards.
     var abandoned = false
+    /// It waits in the queue for its slot.
+    var isQueued = false
     /// Its task, once it started.
     var handle: TaskHandle?
-    /// Its wait for a slot, while it waits in the queue.
-    var slotWaiter: SlotWaiter?
+    /// When it went to the queue (`DispatchTime.uptimeNanoseconds`), 0 until it did.
+    var queuedAt: UInt64 = 0
     /// What its members decoded from its answer, once two or more have it.
     private var decodings: SharedDecodings?
 
-    init(key: CallGroupKey) {
-        self.key = key
+    init(_ send: SharedSend, provider: NetworkProvider) {
+        self.send = send
+        self.provider = provider
+        super.init(priority: send.context.endpoint.priority, slots: provider.slots, deadlineSeconds: .infinity)
     }
 
     /// What its members decode from its answer (made the first time it is asked for).

@@ -79,6 +79,9 @@ final class HostLine: @unchecked Sendable {
     }
 
     private func dropHead(_ index: Int) {
+        // The waiter is let go at once, not when the line is compacted: a shared exchange waits itself
+        // (``SharedTransfer``), and holds its request, its call and its answer.
+        lines[index][heads[index]] = Self.passed
         heads[index] += 1
         if heads[index] == lines[index].count {
             lines[index].removeAll(keepingCapacity: true)
@@ -88,6 +91,9 @@ final class HostLine: @unchecked Sendable {
             heads[index] = 0
         }
     }
+
+    /// What is left in a line where a waiter was: one that passed its head.
+    private static let passed = SlotWaiter(priority: .normal, slots: CallSlots(Scheduling()), deadlineSeconds: 0)
 
     private func clear() {
         for index in lines.indices {

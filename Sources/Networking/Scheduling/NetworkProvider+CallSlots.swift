@@ -21,7 +21,7 @@ extension NetworkProvider {
     /// The call keeps its place in the queue across its exchanges: the first takes an arrival number
     /// (``RequestContext/queueArrival``), which its redirect hops, retries and resends reuse.
     func takeSlot(for request: URLRequest, context: RequestContext, deadline: Deadline) async throws -> CallSlot {
-        let origin = request.url.map(slots.origin) ?? Self.unknownOrigin
+        let origin = slotOrigin(of: request)
         if let line = slots.take(origin, for: context) { return CallSlot(line: line, slots: slots) }
         let refreshes = context.refreshing != nil || RefreshRun.current?.isCurrentTaskRefreshing == true
         if refreshes, let line = slots.take(origin, bypassingLimits: true) { return CallSlot(line: line, slots: slots) }
@@ -78,7 +78,7 @@ extension NetworkProvider {
 
     /// A slot for sending `built`, `context`'s call, if one is free now; `nil` when the call would wait.
     func freeSlot(for built: URLRequest, context: RequestContext) -> CallSlot? {
-        slots.take(built.url.map(slots.origin) ?? Self.unknownOrigin, for: context).map { CallSlot(line: $0, slots: slots) }
+        slots.take(slotOrigin(of: built), for: context).map { CallSlot(line: $0, slots: slots) }
     }
 
     /// Takes the slot of a call's first exchange before its pipeline starts, waiting in the queue in the
@@ -87,7 +87,7 @@ extension NetworkProvider {
     /// — goes to ``perform(_:interceptor:refreshing:mode:revalidating:start:)``, whose first attempt uses
     /// or throws it as its own wait's.
     func slotFirst(for built: URLRequest, context: RequestContext, deadline: Deadline, started: DispatchTime) async -> CallStart {
-        let origin = built.url.map(slots.origin) ?? Self.unknownOrigin
+        let origin = slotOrigin(of: built)
         if let line = slots.take(origin, for: context) {
             return CallStart(context: context, started: started, first: .slot(CallSlot(line: line, slots: slots)))
         }
@@ -99,35 +99,9 @@ extension NetworkProvider {
         }
     }
 
-    /// Takes the slot of a shared exchange (see ``CallGroups``) without a task waiting for it: returns the
-    /// slot when one is free; otherwise `then` is called with it (when the queue grants one, or with the
-    /// error the waiter left the queue with: every member left, and ``SlotWaiter/leave(because:)`` was
-    /// called), and the waiter is returned while it waits, for taking it out. The exchange has no deadline
-    /// of its own: its members watch theirs. Its wait is `context`'s, its starter's call's.
-    func sharedSlot(for request: URLRequest, context: RequestContext, then: @escaping @Sendable (Result<CallSlot, NetworkError>) -> Void)
-        -> (slot: CallSlot?, waiter: SlotWaiter?)
-    {
-        let origin = request.url.map(slots.origin) ?? Self.unknownOrigin
-        let slots = self.slots
-        if let line = slots.take(origin, for: context) { return (CallSlot(line: line, slots: slots), nil) }
-        let waited = DispatchTime.now()
-        let waiter = SlotWaiter(priority: context.endpoint.priority, arrival: context.queueArrival, slots: slots, deadlineSeconds: .infinity)
-        let events = self.events
-        let queued = slots.enqueue(
-            waiter, for: origin,
-            resumption: .callback { result in
-                if waiter.wasQueued {   // it was queued (told below): its wait ends
-                    let duration = waited.secondsElapsed
-                    context.queueWait += duration
-                    if !events.isEmpty {
-                        let failure: (any Error)? = if case .failure(let error) = result { error } else { nil }
-                        events.send { $0.queueWaitDidEnd(duration: duration, error: failure, context: context) }
-                    }
-                }
-                then(result.map { CallSlot(line: $0, slots: slots) })
-            },
-            whenQueued: events.isEmpty ? nil : { events.send { $0.queueWaitDidStart(origin: origin, context: context) } })
-        return (nil, queued ? waiter : nil)
+    /// The origin whose slots `request` takes.
+    func slotOrigin(of request: URLRequest) -> Origin {
+        request.url.map(slots.origin) ?? Self.unknownOrigin
     }
 
     /// The slot of a request without a URL (which URLSession fails at once): one origin for all of them.

@@ -1,9 +1,10 @@
 import Foundation
 
 /// A call waiting for a slot of the ``CallSlots``: its priority and arrival, and how it is resumed — the
-/// continuation its task waits on, or, for a group of identical calls (see ``CallGroups``), a callback
-/// that starts the group's exchange. Its deadline passing (``AttemptWatch``) takes it out of the queue.
-final class SlotWaiter: WatchedAttempt, @unchecked Sendable {
+/// continuation its task waits on, or, for a group of identical calls (see ``CallGroups``), the group's
+/// exchange, which is a waiter itself (``SharedTransfer``, a subclass: nothing more is made while it
+/// waits). Its deadline passing (``AttemptWatch``) takes it out of the queue.
+class SlotWaiter: WatchedAttempt, @unchecked Sendable {
     // @unchecked: `state`, `arrival`, `resumption` and `line` are guarded by the slots' lock.
 
     /// Where the waiter is.
@@ -14,28 +15,29 @@ final class SlotWaiter: WatchedAttempt, @unchecked Sendable {
         case queued
         /// It got a slot.
         case granted
-        /// It left the queue (or never entered it) with this error.
-        case left(NetworkError)
+        /// It left the queue (or never entered it) with this error. Boxed: a ``NetworkError`` is 90 bytes, and
+        /// every queued call holds a state (10,000 calls queued behind a limit).
+        indirect case left(NetworkError)
     }
 
     /// How a waiter learns that it got a slot, or left the queue.
     enum Resumption {
         /// A task waits on this continuation.
         case task(UnsafeContinuation<HostLine, any Error>)
-        /// No task waits: this is called (never with a lock held).
-        case callback(@Sendable (Result<HostLine, NetworkError>) -> Void)
+        /// No task waits: the shared exchange that waits starts (never with a lock held; see
+        /// ``NetworkProvider/slotGranted(to:_:)``).
+        case exchange(SharedTransfer)
 
         /// Hands `result` on.
         func resume(with result: Result<HostLine, NetworkError>) {
             switch self {
             case .task(let continuation): continuation.resume(with: result.mapError { $0 })
-            case .callback(let callback): callback(result)
+            case .exchange(let transfer): transfer.provider.slotGranted(to: transfer, result)
             }
         }
     }
 
-    let priority: RequestPriority
-    private let slots: CallSlots
+    let slots: CallSlots
     /// The call's deadline, in seconds, for the error its passing throws.
     private let deadlineSeconds: TimeInterval
     var state = State.arriving
@@ -45,8 +47,12 @@ final class SlotWaiter: WatchedAttempt, @unchecked Sendable {
     var resumption: Resumption?
     /// It waited in its line (it was not granted a slot, nor did it leave, before it was queued).
     var wasQueued = false
+    /// (After the enum and the flag above, where it takes no room of its own: every queued call holds a waiter.)
+    let priority: RequestPriority
     /// The line it waits in, while it does.
     var line: HostLine?
+    /// Its place in the heap of the ``AttemptWatch`` that watches it (see ``WatchedAttempt``), under the watch's lock.
+    var watchSlot = 0
 
     init(priority: RequestPriority, arrival: UInt64 = 0, slots: CallSlots, deadlineSeconds: TimeInterval) {
         self.priority = priority

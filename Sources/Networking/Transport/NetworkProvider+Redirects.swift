@@ -43,9 +43,10 @@ extension NetworkProvider {
                 (data, response, delivered) = (body, answer, nil)
             } else if let member = mode.member, mode.bodyFile == nil, let key = CallGroupKey(current, endpoint: endpoint, account: member.account) {
                 held.take()?.release()   // the shared exchange takes its own
-                (data, response) = try await sharedTransfer(
-                    current, key: key, member: member, context: context, limits: limits, acceptable: mode.acceptable,
-                    followsRedirects: behavior.follows, tellsStart: followed == 0)
+                let send = SharedSend(
+                    current, key: key, context: context, limits: limits, acceptable: mode.acceptable, followsRedirects: behavior.follows,
+                    tellsStart: followed == 0)
+                (data, response) = try await sharedTransfer(send, member: member)
                 delivered = nil
             } else {
                 // Its answer is its own: nothing decoded from an earlier hop's shared answer goes with it.

@@ -14,6 +14,8 @@ final class TaskHandle: WatchedAttempt, @unchecked Sendable {
     private var task: URLSessionTask?
     private var isCancelled = false
     private var expired = false
+    /// Its place in the heap of the ``AttemptWatch`` that watches it (see ``WatchedAttempt``), under the watch's lock.
+    var watchSlot = 0
 
     /// Why the task was stopped from outside, if it was. (A body over the size limit is the transfer's
     /// own verdict: ``DelegateTransfer`` reports it as its error.)
