@@ -92,17 +92,33 @@ extension Endpoint {
         }
         // Split the base into everything up to its path, its query and its fragment, and join the
         // strings: one parse (URL(string:)) instead of URLComponents' parse, edits and re-serialization.
-        var head = Substring(baseURL.absoluteString)
+        let absolute = baseURL.absoluteString
+        // Where the query and the fragment start, in one pass over the bytes (a `firstIndex(of:)` on a
+        // substring's UTF-8 view is a generic walk: ~900 instructions each).
+        var (markOffset, hashOffset) = (-1, -1)
+        var text = absolute
+        text.withUTF8 { bytes in
+            for offset in bytes.indices {
+                if bytes[offset] == UInt8(ascii: "#") {
+                    hashOffset = offset
+                    break
+                }
+                if markOffset < 0, bytes[offset] == UInt8(ascii: "?") { markOffset = offset }
+            }
+        }
+        let utf8 = absolute.utf8
+        var head = absolute[...]
         var fragment: Substring = ""
         var baseQuery: Substring = ""
-        var baseHasQuery = false
-        if let hash = head.utf8.firstIndex(of: UInt8(ascii: "#")) {
-            fragment = head[hash...]
-            head = head[..<hash]
+        let baseHasQuery = markOffset >= 0
+        if hashOffset >= 0 {
+            let hash = utf8.index(utf8.startIndex, offsetBy: hashOffset)
+            fragment = absolute[hash...]
+            head = absolute[..<hash]
         }
-        if let mark = head.utf8.firstIndex(of: UInt8(ascii: "?")) {
-            baseQuery = head[head.utf8.index(after: mark)...]
-            baseHasQuery = true
+        if markOffset >= 0 {
+            let mark = utf8.index(utf8.startIndex, offsetBy: markOffset)
+            baseQuery = head[utf8.index(after: mark)...]
             head = head[..<mark]
         }
         let escapedPath = PercentEncoding.path(path)
