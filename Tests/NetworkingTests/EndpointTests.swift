@@ -21,6 +21,20 @@ struct EndpointTests {
         #expect(try endpoint.url().absoluteString == "https://api.x.com/v1/users/1")
     }
 
+    @Test(
+        "a base URL's query goes after the joined path (the endpoint's items after it), its fragment last; a '?' in the fragment is the fragment's (RFC 3986 §3.5)",
+        arguments: [
+            ("https://api.x.com/v1?key=1#top", [URLQueryItem(name: "a", value: "b")], "https://api.x.com/v1/users?key=1&a=b#top"),
+            ("https://api.x.com/v1?key=1", [], "https://api.x.com/v1/users?key=1"),
+            ("https://api.x.com/v1?", [URLQueryItem(name: "a", value: "b")], "https://api.x.com/v1/users?a=b"),
+            ("https://api.x.com/v1#part?not-a-query", [], "https://api.x.com/v1/users#part?not-a-query"),
+            ("https://api.x.com/v1#part?x", [URLQueryItem(name: "a", value: "b")], "https://api.x.com/v1/users?a=b#part?x"),
+        ])
+    func baseQueryAndFragment(base: String, items: [URLQueryItem], expected: String) throws {
+        let endpoint = TestEndpoint(baseURL: URL(string: base)!, path: "users", queryItems: items)
+        #expect(try endpoint.url().absoluteString == expected)
+    }
+
     @Test func emptyPathKeepsBaseURL() throws {
         let endpoint = TestEndpoint(baseURL: URL(string: "https://api.x.com/v1/")!, path: "")
         #expect(try endpoint.url().absoluteString == "https://api.x.com/v1/")

@@ -49,6 +49,34 @@ struct SchedulingQueueOrderTests {
         #expect(slots.inFlightCount == 0)
     }
 
+    @Test("a waiter that got its slot is let go by its line at once, while those behind it still wait (a shared exchange waits itself, holding its call)")
+    func grantedWaitersAreLetGo() async throws {
+        let slots = CallSlots(Scheduling(maximumCalls: 1, maximumCallsPerHost: 1))
+        let origin = Origin(URL(string: "https://a.example.com/")!)
+        var line = try #require(slots.take(origin))
+        weak var first: SlotWaiter?
+        var tasks: [Task<HostLine, any Error>] = []
+        for index in 0..<3 {
+            let waiter = SlotWaiter(priority: .normal, slots: slots, deadlineSeconds: .infinity)
+            if index == 0 { first = waiter }
+            tasks.append(
+                Task { [waiter] in
+                    try await withUnsafeThrowingContinuation { continuation in _ = slots.enqueue(waiter, for: origin, continuation: continuation) }
+                })
+            await pollUntil { slots.waitingCount == index + 1 }
+        }
+        slots.release(line)
+        line = try await tasks[0].value
+        #expect(slots.waitingCount == 2)
+        #expect(first == nil)   // the line, which still holds the two behind it, holds it no more
+        for task in tasks.dropFirst() {
+            slots.release(line)
+            line = try await task.value
+        }
+        slots.release(line)
+        #expect(slots.waitingCount == 0 && slots.inFlightCount == 0)
+    }
+
     @Test("a host at its own limit is passed over: the slot goes to a host under its limit, whatever the priorities")
     func hostAtItsLimitIsPassedOver() async throws {
         let slots = CallSlots(Scheduling(maximumCalls: 2, maximumCallsPerHost: 1))
