@@ -39,7 +39,9 @@ struct SchedulingCrossTests {
         }
     }
 
-    @Test("everything queued behind one busy slot: one refresh, shared exchanges for identical calls, uploads redirected whole, cancelled callers end alone, no slot left")
+    @Test(
+        "everything queued behind one busy slot: one refresh, shared exchanges for identical calls, uploads redirected whole, cancelled callers end alone, no slot left"
+    )
     func everythingAtOnce() async throws {
         // GIVEN an expired token, one slot per host held by a call the server keeps open, and an upload route that
         // answers 401 to the expired token and 307 to a valid one

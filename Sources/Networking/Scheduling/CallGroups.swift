@@ -47,12 +47,24 @@ final class CallGroups: @unchecked Sendable {
         lock.lock()
         let group = member.group
         group.members -= 1
+        if member.departed { group.departing -= 1 }
         guard group.members == 0 else {
             lock.unlock()
             return
         }
         // One look-up (a key compares its URL and headers): a group replaced meanwhile is put back.
         if let removed = groups.removeValue(forKey: group.key), removed !== group { groups[group.key] = removed }
+        let stops = abandonUnfinished(of: group)
+        lock.unlock()
+        for (handle, waiter) in stops {
+            handle?.cancel()
+            waiter?.leave(because: .cancelled)
+        }
+    }
+
+    /// Marks the exchanges of `group` that have not ended abandoned (no member will ever wait for them), and
+    /// returns what stops each: its task, or its place in the queue. Call with the lock held.
+    private func abandonUnfinished(of group: CallGroup) -> [(TaskHandle?, SlotWaiter?)] {
         var stops: [(TaskHandle?, SlotWaiter?)] = []
         var index = 0
         while let transfer = group.transfer(at: index) {
@@ -62,11 +74,7 @@ final class CallGroups: @unchecked Sendable {
             stops.append((transfer.handle, transfer.isQueued ? transfer : nil))
             transfer.isQueued = false
         }
-        lock.unlock()
-        for (handle, waiter) in stops {
-            handle?.cancel()
-            waiter?.leave(because: .cancelled)
-        }
+        return stops
     }
 
     /// How a member's send went in.
@@ -119,31 +127,36 @@ final class CallGroups: @unchecked Sendable {
     }
 
     /// `member` leaves the exchange it waits for with `error` (cancelled, or its deadline passed): resumed
-    /// at once. The last member of the group to leave an exchange in flight cancels it (or takes it out of
-    /// the queue); while another member of the group may still reach it (say, one that joined the group
-    /// and still waits for the network before it sends), the exchange goes on, and ``leave(_:)`` of the
-    /// group's last member cancels it if nobody came. Before it attached, the error is kept for its next send.
+    /// at once. Its call ends with that error, so it never sends again: it departs. When every member of the
+    /// group has departed, the group's exchanges that have not ended are cancelled (or taken out of the
+    /// queue) at once — not when the last of those calls has unwound, by which time the queue may have
+    /// granted one a slot and sent it for nobody. While a member that has not departed may still reach an
+    /// exchange (say, one that joined the group and still waits for the network before it sends), the
+    /// exchange goes on, and ``leave(_:)`` of the group's last member cancels it if nobody came. Before it
+    /// attached, the error is kept for its next send.
     func detach(_ member: GroupMember, with error: NetworkError) {
         lock.lock()
-        guard let continuation = member.continuation, let transfer = member.transfer else {
-            if member.leftWith == nil { member.leftWith = .error(error) }
-            lock.unlock()
-            return
+        let group = member.group
+        if !member.departed {
+            member.departed = true
+            group.departing += 1
         }
-        member.continuation = nil
-        member.transfer = nil
-        transfer.remove(member)
-        var stop: (TaskHandle?, SlotWaiter?) = (nil, nil)
-        // The group still counts `member` (its `leave` comes once its call ended): any more may still attach.
-        if transfer.isDeserted, transfer.outcome == nil, !transfer.abandoned, member.group.members <= 1 {
-            transfer.abandoned = true
-            stop = (transfer.handle, transfer.isQueued ? transfer : nil)
-            transfer.isQueued = false
+        let continuation = member.continuation
+        if let transfer = member.transfer, continuation != nil {
+            member.continuation = nil
+            member.transfer = nil
+            transfer.remove(member)
+        } else if member.leftWith == nil {
+            member.leftWith = .error(error)
         }
+        // The group still counts its departed members (their `leave` comes once their call ended).
+        let stops = group.members - group.departing <= 0 ? abandonUnfinished(of: group) : []
         lock.unlock()
-        stop.0?.cancel()
-        stop.1?.leave(because: error)
-        continuation.resume(throwing: error)
+        for (handle, waiter) in stops {
+            handle?.cancel()
+            waiter?.leave(because: error)
+        }
+        continuation?.resume(throwing: error)
     }
 
     /// `transfer` got its `URLSessionTask` (`handle`): cancelled at once when every member left meanwhile.
@@ -213,6 +226,9 @@ final class CallGroup: @unchecked Sendable {
     let groups: CallGroups
     /// The members whose call has not ended.
     var members = 1
+    /// Those of them that departed (``CallGroups/detach(_:with:)``): their call is ending, and they never
+    /// send again.
+    var departing = 0
     /// The first exchange: most groups have one only (no array for them).
     private var first: SharedTransfer?
     private var later: [SharedTransfer] = []

@@ -8,7 +8,7 @@ import Foundation
 /// One call of a ``CallGroup``: what it shares its exchanges with, and its own deadline, watched while it
 /// waits for an exchange (``AttemptWatch``).
 final class GroupMember: WatchedAttempt, @unchecked Sendable {
-    // @unchecked: `next`, `transfer`, `continuation` and `leftWith` are guarded by the lock of `groups`.
+    // @unchecked: `next`, `transfer`, `continuation`, `leftWith` and `departed` are guarded by the lock of `groups`.
     let group: CallGroup
     /// The groups its group is one of.
     var groups: CallGroups { group.groups }
@@ -19,6 +19,9 @@ final class GroupMember: WatchedAttempt, @unchecked Sendable {
     /// It entered a group in flight (it did not start it). (After the deadline, in its padding: every
     /// queued call holds a member.)
     let joined: Bool
+    /// It left an exchange, or the group before it attached, with its call's ending error (see
+    /// ``CallGroups/detach(_:with:)``): it never sends again. (Beside `joined`, in the same padding.)
+    var departed = false
     /// The request the endpoint built.
     let built: URLRequest
     /// When the call began.
