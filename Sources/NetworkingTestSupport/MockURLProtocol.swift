@@ -83,7 +83,7 @@ public final class MockURLProtocol: URLProtocol, HeaderRoutedURLProtocol {
 
 /// One load of a ``MockURLProtocol``: runs the stub's handler in a task and reports to the
 /// protocol's client exactly once, unless `stopLoading` came first.
-private final class Load: WatchedAttempt, @unchecked Sendable {
+private final class Load: PlacedAttempt, @unchecked Sendable {
     // @unchecked: every property is guarded by `lock`. `owner` owns this load; it is only used to reach
     // its client before the load has finished or been stopped, while URLSession still holds it.
     private weak var owner: MockURLProtocol?
@@ -217,7 +217,7 @@ private final class Load: WatchedAttempt, @unchecked Sendable {
         let work = self.work
         let server = self.server
         lock.unlock()
-        Self.idleWatch.unwatch(self)
+        Self.idleWatch.unwatch(placed: self)
         work?.cancel()
         if !wasFinished { server?.noteInterrupted() }
     }
@@ -229,7 +229,7 @@ private final class Load: WatchedAttempt, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard !finished, idleTimeout > 0 else { return }
-        Self.idleWatch.watch(self, until: .now() + idleTimeout)
+        Self.idleWatch.watch(placed: self, until: .now() + idleTimeout)
     }
 
     /// The idle timeout passed: fails the load with `timedOut`, as URLSession would, and stops the
@@ -308,7 +308,7 @@ private final class Load: WatchedAttempt, @unchecked Sendable {
             }
             if finishing { finished = true }
             lock.unlock()
-            if finishing { Self.idleWatch.unwatch(self) }
+            if finishing { Self.idleWatch.unwatch(placed: self) }
             if let client = owner.client { body(client, owner) }
         }
         lock.lock()

@@ -9,7 +9,7 @@ import Testing
 @Suite("Scheduling: the deadlines of queued calls, watched earliest first", SuiteTimeLimit.oneMinute)
 struct SchedulingExpiryTests {
     /// Notes that it expired.
-    final class Target: WatchedAttempt, @unchecked Sendable {
+    final class Target: PlacedAttempt, @unchecked Sendable {
         // @unchecked: `expired` is guarded by `lock`.
         private let lock = NSLock()
         private var count = 0
@@ -51,18 +51,18 @@ struct SchedulingExpiryTests {
         let watch = AttemptWatch()
         let far = DispatchTime.now() + 3_600
         let kept = (0..<10).map { _ in Target() }
-        for target in kept { watch.watch(target, until: far) }
+        for target in kept { watch.watch(placed: target, until: far) }
         weak var gone: Target?
         do {
             let target = Target()
             gone = target
-            watch.watch(target, until: far)
-            watch.watch(target, until: far + 1)   // watched again: one entry still
-            watch.unwatch(target)
+            watch.watch(placed: target, until: far)
+            watch.watch(placed: target, until: far + 1)   // watched again: one entry still
+            watch.unwatch(placed: target)
         }
         #expect(gone == nil)
         #expect(kept.allSatisfy { $0.watchSlot != 0 })
-        for target in kept { watch.unwatch(target) }
+        for target in kept { watch.unwatch(placed: target) }
         #expect(kept.allSatisfy { $0.watchSlot == 0 })
     }
 
@@ -71,22 +71,59 @@ struct SchedulingExpiryTests {
         let watch = AttemptWatch()
         let far = DispatchTime.now() + 3_600
         let waiting = (0..<10_000).map { _ in Target() }
-        for target in waiting { watch.watch(target, until: far) }
+        for target in waiting { watch.watch(placed: target, until: far) }
         let due = Target()
         let unwatched = Target()
         let rewatched = Target()
-        watch.watch(due, until: .now())
-        watch.watch(unwatched, until: .now())
-        watch.watch(rewatched, until: .now())
-        watch.unwatch(unwatched)
-        watch.watch(rewatched, until: far)   // its new expiry counts, not the first
+        watch.watch(placed: due, until: .now())
+        watch.watch(placed: unwatched, until: .now())
+        watch.watch(placed: rewatched, until: .now())
+        watch.unwatch(placed: unwatched)
+        watch.watch(placed: rewatched, until: far)   // its new expiry counts, not the first
         await pollUntil { due.expired == 1 }
         let later = Target()
-        watch.watch(later, until: .now())
+        watch.watch(placed: later, until: .now())
         await pollUntil { later.expired == 1 }   // a tick after the first: the stale entries are gone by now
         #expect(unwatched.expired == 0 && rewatched.expired == 0 && due.expired == 1)
         #expect(waiting.allSatisfy { $0.expired == 0 })
-        for target in waiting { watch.unwatch(target) }
+        for target in waiting { watch.unwatch(placed: target) }
+        watch.unwatch(placed: rewatched)
+    }
+
+    /// Notes that it expired, and keeps no place of its own in a watch's heap.
+    final class Unplaced: WatchedAttempt, @unchecked Sendable {
+        // @unchecked: `count` is guarded by `lock`.
+        private let lock = NSLock()
+        private var count = 0
+        var expired: Int {
+            lock.lock()
+            defer { lock.unlock() }
+            return count
+        }
+        func expire() {
+            lock.lock()
+            count += 1
+            lock.unlock()
+        }
+    }
+
+    @Test("a target that keeps no place of its own is watched all the same (a box keeps its place): it expires when due, not once unwatched")
+    func unplacedTargets() async {
+        let watch = AttemptWatch()
+        let due = Unplaced()
+        let unwatched = Unplaced()
+        let rewatched = Unplaced()
+        watch.watch(due, until: .now())
+        watch.watch(unwatched, until: .now())
+        watch.unwatch(unwatched)
+        watch.watch(rewatched, until: .now())
+        watch.watch(rewatched, until: .now() + 3_600)   // its new expiry counts, not the first
+        await pollUntil { due.expired == 1 }
+        let later = Unplaced()
+        watch.watch(later, until: .now())
+        await pollUntil { later.expired == 1 }
+        #expect(due.expired == 1 && unwatched.expired == 0 && rewatched.expired == 0)
         watch.unwatch(rewatched)
+        watch.unwatch(due)   // already expired: nothing happens
     }
 }

@@ -11,8 +11,11 @@ public final class RequestContext: @unchecked Sendable {
 
     /// The endpoint this call was built from.
     public let endpoint: any Endpoint
-    /// The provider's monitors, for interceptors that report events (such as token refreshes).
-    let events: EventDispatcher
+    /// The provider's monitors, for interceptors that report events (such as token refreshes): the
+    /// provider's own, unless the context was made with others (kept in `special` then).
+    var events: EventDispatcher { special?.events ?? provider?.events ?? Self.noEvents }
+    /// Where a context made with no provider and no monitors reports to.
+    private static let noEvents = EventDispatcher([])
     /// The provider sending this call, so that an ``AuthInterceptor`` can send its refresh through it.
     let provider: NetworkProvider?
     /// The ``AuthInterceptor`` (by its identity) whose token refresh this call sends, if any: that
@@ -53,12 +56,12 @@ public final class RequestContext: @unchecked Sendable {
 
     init(endpoint: some Endpoint, events: EventDispatcher, provider: NetworkProvider?, refreshing: UUID?, revalidatedKey: CacheKey? = nil) {
         self.endpoint = endpoint
-        self.events = events
         self.provider = provider
         let boundAccount = (endpoint as? any AccountBoundEndpoint)?.boundAccount
+        let ownEvents = events === provider?.events || (provider == nil && events.isEmpty) ? nil : events
         self.special =
-            refreshing == nil && revalidatedKey == nil && boundAccount == nil
-            ? nil : SpecialCall(refreshing: refreshing, revalidatedKey: revalidatedKey, boundAccount: boundAccount)
+            refreshing == nil && revalidatedKey == nil && boundAccount == nil && ownEvents == nil
+            ? nil : SpecialCall(refreshing: refreshing, revalidatedKey: revalidatedKey, boundAccount: boundAccount, events: ownEvents)
     }
 
     /// How many times this call has been retried so far: 0 during the first attempt.
@@ -90,15 +93,18 @@ public final class RequestContext: @unchecked Sendable {
 }
 
 /// What a ``RequestContext`` of a token refresh's call, a background revalidation or an outbox's mutation
-/// keeps.
+/// keeps, and the monitors of a context made with others than its provider's.
 private final class SpecialCall: Sendable {
     let refreshing: UUID?
     let revalidatedKey: CacheKey?
     let boundAccount: String?
+    /// Monitors other than its provider's.
+    let events: EventDispatcher?
 
-    init(refreshing: UUID?, revalidatedKey: CacheKey?, boundAccount: String?) {
+    init(refreshing: UUID?, revalidatedKey: CacheKey?, boundAccount: String?, events: EventDispatcher?) {
         self.refreshing = refreshing
         self.revalidatedKey = revalidatedKey
         self.boundAccount = boundAccount
+        self.events = events
     }
 }

@@ -224,11 +224,12 @@ final class CallGroup: @unchecked Sendable {
     let key: CallGroupKey
     /// The groups it is one of (which hold it while it lives).
     let groups: CallGroups
-    /// The members whose call has not ended.
-    var members = 1
+    /// The members whose call has not ended. (32 bits, as `departing`: the group a malloc size class smaller,
+    /// and every queued call starts or joins one.)
+    var members: Int32 = 1
     /// Those of them that departed (``CallGroups/detach(_:with:)``): their call is ending, and they never
     /// send again.
-    var departing = 0
+    var departing: Int32 = 0
     /// The first exchange: most groups have one only (no array for them).
     private var first: SharedTransfer?
     private var later: [SharedTransfer] = []

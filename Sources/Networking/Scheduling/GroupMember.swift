@@ -7,7 +7,7 @@ import Foundation
 
 /// One call of a ``CallGroup``: what it shares its exchanges with, and its own deadline, watched while it
 /// waits for an exchange (``AttemptWatch``).
-final class GroupMember: WatchedAttempt, @unchecked Sendable {
+final class GroupMember: PlacedAttempt, @unchecked Sendable {
     // @unchecked: `next`, `transfer`, `continuation`, `leftWith` and `departed` are guarded by the lock of `groups`.
     let group: CallGroup
     /// The groups its group is one of.
@@ -35,7 +35,7 @@ final class GroupMember: WatchedAttempt, @unchecked Sendable {
     var leftWith: LeftWith?
     /// The values decoded from the answer it got last, when other members share that answer.
     var answeredBy: SharedDecodings?
-    /// Its place in the heap of the ``AttemptWatch`` that watches it (see ``WatchedAttempt``), under the watch's lock.
+    /// Its place in the heap of the ``AttemptWatch`` that watches it (see ``PlacedAttempt``), under the watch's lock.
     var watchSlot = 0
 
     init(

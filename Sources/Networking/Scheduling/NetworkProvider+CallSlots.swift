@@ -36,8 +36,8 @@ extension NetworkProvider {
         let waiter = SlotWaiter(
             priority: context.endpoint.priority, arrival: context.queueArrival, slots: slots, deadlineSeconds: deadline.seconds)
         let (slots, events) = (self.slots, self.events)
-        attemptWatch.watch(waiter, until: deadline.expiry)
-        defer { attemptWatch.unwatch(waiter) }
+        attemptWatch.watch(placed: waiter, until: deadline.expiry)
+        defer { attemptWatch.unwatch(placed: waiter) }
         var (line, failure, queued): (HostLine?, (any Error)?, Bool) = (nil, nil, false)
         do {
             let granted = try await withTaskCancellationHandler {

@@ -4,7 +4,7 @@ import Foundation
 /// continuation its task waits on, or, for a group of identical calls (see ``CallGroups``), the group's
 /// exchange, which is a waiter itself (``SharedTransfer``, a subclass: nothing more is made while it
 /// waits). Its deadline passing (``AttemptWatch``) takes it out of the queue.
-class SlotWaiter: WatchedAttempt, @unchecked Sendable {
+class SlotWaiter: PlacedAttempt, @unchecked Sendable {
     // @unchecked: `state`, `arrival`, `resumption` and `line` are guarded by the slots' lock.
 
     /// Where the waiter is.
@@ -51,7 +51,7 @@ class SlotWaiter: WatchedAttempt, @unchecked Sendable {
     let priority: RequestPriority
     /// The line it waits in, while it does.
     var line: HostLine?
-    /// Its place in the heap of the ``AttemptWatch`` that watches it (see ``WatchedAttempt``), under the watch's lock.
+    /// Its place in the heap of the ``AttemptWatch`` that watches it (see ``PlacedAttempt``), under the watch's lock.
     var watchSlot = 0
 
     init(priority: RequestPriority, arrival: UInt64 = 0, slots: CallSlots, deadlineSeconds: TimeInterval) {

@@ -2,14 +2,14 @@
 /// one entry when nothing is due instead of every attempt watched (10,000 calls queued under the
 /// ``Scheduling`` limits are 10,000 entries).
 ///
-/// Indexed: each target keeps its place in the heap (``WatchedAttempt/watchSlot``), so an attempt that
+/// Indexed: each target keeps its place in the heap (``PlacedAttempt/watchSlot``), so an attempt that
 /// ends leaves the heap at once, in O(log n), and nothing of it is held afterwards (no dictionary of the
 /// attempts watched, no stale entry keeping a finished call alive).
 struct ExpiryHeap {
     /// One expiry: when, in `DispatchTime.uptimeNanoseconds`, and for which attempt.
     struct Entry {
         let expiry: UInt64
-        let target: any AttemptWatch.Watched
+        let target: any PlacedAttempt
     }
 
     private(set) var entries: [Entry] = []
@@ -21,13 +21,13 @@ struct ExpiryHeap {
     var first: Entry? { entries.first }
 
     /// Adds `target`, which is in no heap, with `expiry`.
-    mutating func insert(_ target: any AttemptWatch.Watched, expiry: UInt64) {
+    mutating func insert(_ target: any PlacedAttempt, expiry: UInt64) {
         entries.append(Entry(expiry: expiry, target: target))
         siftUp(entries.count - 1)
     }
 
     /// Takes `target` out, if it is in.
-    mutating func remove(_ target: any AttemptWatch.Watched) {
+    mutating func remove(_ target: any PlacedAttempt) {
         let index = target.watchSlot - 1
         guard index >= 0, index < entries.count, entries[index].target === target else { return }
         let last = entries.count - 1

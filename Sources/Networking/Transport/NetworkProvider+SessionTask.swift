@@ -28,8 +28,8 @@ extension NetworkProvider {
     ) async throws -> (Data, HTTPURLResponse, DeliveredBody?) {
         let handle = TaskHandle()
         let attemptWatch = self.attemptWatch
-        attemptWatch.watch(handle, until: deadline.expiry)
-        defer { attemptWatch.unwatch(handle) }
+        attemptWatch.watch(placed: handle, until: deadline.expiry)
+        defer { attemptWatch.unwatch(placed: handle) }
         let delegate = self.delegate
         let request = mode.resumption?.prepared(request) ?? request   // a download that resumes asks for the rest, on every hop
         let download = mode.resumption?.file
@@ -47,7 +47,7 @@ extension NetworkProvider {
                 var onStream: (@Sendable (HTTPURLResponse, BodyChannel) -> Void)?
                 if mode.streams {
                     onStream = { response, channel in
-                        attemptWatch.unwatch(handle)   // the deadline stops here: a tick must not cancel the stream handed out
+                        attemptWatch.unwatch(placed: handle)   // the deadline stops here: a tick must not cancel the stream handed out
                         continuation.resume(returning: (Data(), response, DeliveredBody.stream(channel)))
                     }
                 }

@@ -18,8 +18,8 @@ extension NetworkProvider {
     /// (6.15 KiB per queued call inlined, 6.00 not).
     @inline(never)
     func sharedTransfer(_ send: SharedSend, member: GroupMember) async throws -> (Data, HTTPURLResponse) {
-        attemptWatch.watch(member, until: member.deadline.expiry)
-        defer { attemptWatch.unwatch(member) }
+        attemptWatch.watch(placed: member, until: member.deadline.expiry)
+        defer { attemptWatch.unwatch(placed: member) }
         return try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<(Data, HTTPURLResponse), any Error>) in
                 if case .started(let transfer) = callGroups.attach(member, send: send, by: self, continuation: continuation) { begin(transfer) }

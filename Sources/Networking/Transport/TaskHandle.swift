@@ -6,7 +6,7 @@ import Foundation
 
 /// The `URLSessionTask` of one attempt, so that cancelling the calling task can cancel it, whichever
 /// of the two happens first.
-final class TaskHandle: WatchedAttempt, @unchecked Sendable {
+final class TaskHandle: PlacedAttempt, @unchecked Sendable {
     // @unchecked: `task`, `isCancelled` and `expired` are guarded by `lock`, one for every handle: its
     // sections are a few loads and stores (a lock of its own cost two allocations per attempt).
     private var lock: NSLock { Self.lock }
@@ -14,7 +14,7 @@ final class TaskHandle: WatchedAttempt, @unchecked Sendable {
     private var task: URLSessionTask?
     private var isCancelled = false
     private var expired = false
-    /// Its place in the heap of the ``AttemptWatch`` that watches it (see ``WatchedAttempt``), under the watch's lock.
+    /// Its place in the heap of the ``AttemptWatch`` that watches it (see ``PlacedAttempt``), under the watch's lock.
     var watchSlot = 0
 
     /// Why the task was stopped from outside, if it was. (A body over the size limit is the transfer's
