@@ -108,9 +108,10 @@ extension NetworkProvider {
     }
 
     /// The pipeline of a call that built its request already and shares nothing (see ``accountEntry(for:)``):
-    /// it is not built again. Inlined into ``respond(_:interceptor:entry:)`` (a frame that never waits in
-    /// the queue): one async call less per call.
-    @inline(__always)
+    /// it is not built again. A frame of its own, as the two below: inlined, each made ``respond(_:interceptor:entry:)``'s
+    /// frame hold a transfer mode of its own (3 KB instead of 1), which a call that waits in its pipeline —
+    /// one with an interceptor — holds while it is queued.
+    @inline(never)
     private func performBuilt(_ endpoint: some Endpoint, built: URLRequest, deadline: Deadline, started: DispatchTime) async throws -> Response {
         var mode = TransferMode()
         (mode.prebuilt, mode.deadline, mode.started) = (built, deadline, started)
@@ -187,9 +188,8 @@ extension NetworkProvider {
         return response
     }
 
-    /// The pipeline of `member`'s call (`start`: its first send was settled before it). Inlined into
-    /// ``respond(_:interceptor:entry:)``.
-    @inline(__always)
+    /// The pipeline of `member`'s call (`start`: its first send was settled before it).
+    @inline(never)
     private func performShared(_ endpoint: some Endpoint, member: GroupMember, start: CallStart?) async throws -> Response {
         var mode = TransferMode()
         (mode.prebuilt, mode.deadline, mode.member) = (member.built, member.deadline, member)
@@ -251,8 +251,7 @@ extension NetworkProvider {
     }
 
     /// The pipeline of a call that took its first slot before it (see ``enterAlone(_:interceptor:into:)``).
-    /// Inlined into ``respond(_:interceptor:entry:)``.
-    @inline(__always)
+    @inline(never)
     private func performStarted(_ endpoint: some Endpoint, start: CallStart, built: URLRequest, deadline: Deadline, bodyFile: URL?) async throws
         -> Response
     {
