@@ -88,7 +88,7 @@ private final class Load: PlacedAttempt, @unchecked Sendable {
     // its client before the load has finished or been stopped, while URLSession still holds it.
     private weak var owner: MockURLProtocol?
     /// Its place in the heap of `idleWatch`, under that watch's lock.
-    package var watchSlot = 0
+    var watchSlot = 0
     private let lock = NSLock()
     private var work: Task<Void, Never>?
     private var finished = false

@@ -8,12 +8,11 @@ import Testing
 /// them earliest first, so a tick with nothing due costs one look, and each expires in its turn.
 @Suite("Scheduling: the deadlines of queued calls, watched earliest first", SuiteTimeLimit.oneMinute)
 struct SchedulingExpiryTests {
-    /// Notes that it expired.
-    final class Target: PlacedAttempt, @unchecked Sendable {
-        // @unchecked: `expired` is guarded by `lock`.
+    /// Notes that it expired, and keeps no place of its own in a watch's heap.
+    class Unplaced: WatchedAttempt, @unchecked Sendable {
+        // @unchecked: `count` is guarded by `lock`.
         private let lock = NSLock()
         private var count = 0
-        var watchSlot = 0
         var expired: Int {
             lock.lock()
             defer { lock.unlock() }
@@ -24,6 +23,12 @@ struct SchedulingExpiryTests {
             count += 1
             lock.unlock()
         }
+    }
+
+    /// Notes that it expired, and keeps its place in its watch's heap.
+    final class Target: Unplaced, PlacedAttempt, @unchecked Sendable {
+        // @unchecked: `watchSlot` is guarded by the lock of the watch that watches it.
+        var watchSlot = 0
     }
 
     @Test("the heap gives its expiries back earliest first, whatever the order they came in, and lets any of them go at once")
@@ -88,23 +93,6 @@ struct SchedulingExpiryTests {
         #expect(waiting.allSatisfy { $0.expired == 0 })
         for target in waiting { watch.unwatch(placed: target) }
         watch.unwatch(placed: rewatched)
-    }
-
-    /// Notes that it expired, and keeps no place of its own in a watch's heap.
-    final class Unplaced: WatchedAttempt, @unchecked Sendable {
-        // @unchecked: `count` is guarded by `lock`.
-        private let lock = NSLock()
-        private var count = 0
-        var expired: Int {
-            lock.lock()
-            defer { lock.unlock() }
-            return count
-        }
-        func expire() {
-            lock.lock()
-            count += 1
-            lock.unlock()
-        }
     }
 
     @Test("a target that keeps no place of its own is watched all the same (a box keeps its place): it expires when due, not once unwatched")

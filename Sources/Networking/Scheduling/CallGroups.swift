@@ -54,27 +54,33 @@ final class CallGroups: @unchecked Sendable {
         }
         // One look-up (a key compares its URL and headers): a group replaced meanwhile is put back.
         if let removed = groups.removeValue(forKey: group.key), removed !== group { groups[group.key] = removed }
-        let stops = abandonUnfinished(of: group)
+        let abandoned = abandonUnfinished(of: group)
         lock.unlock()
-        for (handle, waiter) in stops {
-            handle?.cancel()
-            waiter?.leave(because: .cancelled)
-        }
+        Self.stop(abandoned, because: .cancelled)
     }
 
     /// Marks the exchanges of `group` that have not ended abandoned (no member will ever wait for them), and
-    /// returns what stops each: its task, or its place in the queue. Call with the lock held.
-    private func abandonUnfinished(of group: CallGroup) -> [(TaskHandle?, SlotWaiter?)] {
-        var stops: [(TaskHandle?, SlotWaiter?)] = []
+    /// returns them with their tasks, if they started. Call with the lock held.
+    private func abandonUnfinished(of group: CallGroup) -> [(handle: TaskHandle?, transfer: SharedTransfer)] {
+        var abandoned: [(handle: TaskHandle?, transfer: SharedTransfer)] = []
         var index = 0
         while let transfer = group.transfer(at: index) {
             index += 1
             guard transfer.outcome == nil, !transfer.abandoned else { continue }
             transfer.abandoned = true
-            stops.append((transfer.handle, transfer.isQueued ? transfer : nil))
-            transfer.isQueued = false
+            abandoned.append((transfer.handle, transfer))
         }
-        return stops
+        return abandoned
+    }
+
+    /// Stops the exchanges ``abandonUnfinished(of:)`` returned: cancels the task of one that started; one
+    /// that did not leaves the queue with `reason` (``SlotWaiter/leave(because:)``: at once if it waits, and
+    /// before it is queued if it is on its way there; nothing if it was granted its slot, whose task
+    /// ``started(_:handle:)`` then cancels). Call without the lock.
+    private static func stop(_ abandoned: [(handle: TaskHandle?, transfer: SharedTransfer)], because reason: NetworkError) {
+        for (handle, transfer) in abandoned {
+            if let handle { handle.cancel() } else { transfer.leave(because: reason) }
+        }
     }
 
     /// How a member's send went in.
@@ -150,12 +156,9 @@ final class CallGroups: @unchecked Sendable {
             member.leftWith = .error(error)
         }
         // The group still counts its departed members (their `leave` comes once their call ended).
-        let stops = group.members - group.departing <= 0 ? abandonUnfinished(of: group) : []
+        let abandoned = group.members - group.departing <= 0 ? abandonUnfinished(of: group) : []
         lock.unlock()
-        for (handle, waiter) in stops {
-            handle?.cancel()
-            waiter?.leave(because: error)
-        }
+        Self.stop(abandoned, because: error)
         continuation?.resume(throwing: error)
     }
 
@@ -163,19 +166,9 @@ final class CallGroups: @unchecked Sendable {
     func started(_ transfer: SharedTransfer, handle: TaskHandle) {
         lock.lock()
         transfer.handle = handle
-        transfer.isQueued = false
         let abandoned = transfer.abandoned
         lock.unlock()
         if abandoned { handle.cancel() }
-    }
-
-    /// `transfer` waits in the queue for its slot: taken out at once when every member left.
-    func queued(_ transfer: SharedTransfer) {
-        lock.lock()
-        let abandoned = transfer.abandoned
-        if !abandoned, transfer.handle == nil, transfer.outcome == nil { transfer.isQueued = true }
-        lock.unlock()
-        if abandoned { transfer.leave(because: .cancelled) }
     }
 
     /// The values decoded from the answer `member` got last, when others share that answer (see
@@ -192,7 +185,6 @@ final class CallGroups: @unchecked Sendable {
     func finish(_ transfer: SharedTransfer, with outcome: Result<(Data, HTTPURLResponse), any Error>) {
         lock.lock()
         transfer.outcome = outcome
-        transfer.isQueued = false
         let (first, others) = transfer.takeMembers()
         let single = first?.continuation
         first?.continuation = nil

@@ -76,11 +76,6 @@ extension NetworkProvider {
         return RefreshRun.current?.isRunning != true && !Task.isCancelled
     }
 
-    /// A slot for sending `built`, `context`'s call, if one is free now; `nil` when the call would wait.
-    func freeSlot(for built: URLRequest, context: RequestContext) -> CallSlot? {
-        slots.take(slotOrigin(of: built), for: context).map { CallSlot(line: $0, slots: slots) }
-    }
-
     /// Takes the slot of a call's first exchange before its pipeline starts, waiting in the queue in the
     /// caller's own task (a small frame: the pipeline's are made only once the slot is there). The monitors
     /// were told the request was built; the outcome — the slot, or the error the call left the queue with

@@ -25,8 +25,6 @@ final class SharedTransfer: SlotWaiter, @unchecked Sendable {
     var outcome: Result<(Data, HTTPURLResponse), any Error>?
     /// Every member left before it ended: it was cancelled, and no member shares it afterwards.
     var abandoned = false
-    /// It waits in the queue for its slot.
-    var isQueued = false
     /// Its task, once it started.
     var handle: TaskHandle?
     /// When it went to the queue (`DispatchTime.uptimeNanoseconds`), 0 until it did.

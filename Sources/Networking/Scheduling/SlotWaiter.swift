@@ -37,7 +37,7 @@ class SlotWaiter: PlacedAttempt, @unchecked Sendable {
         }
     }
 
-    let slots: CallSlots
+    private let slots: CallSlots
     /// The call's deadline, in seconds, for the error its passing throws.
     private let deadlineSeconds: TimeInterval
     var state = State.arriving
@@ -47,7 +47,8 @@ class SlotWaiter: PlacedAttempt, @unchecked Sendable {
     var resumption: Resumption?
     /// It waited in its line (it was not granted a slot, nor did it leave, before it was queued).
     var wasQueued = false
-    /// (After the enum and the flag above, where it takes no room of its own: every queued call holds a waiter.)
+    /// Its call's priority. (After the enum and the flag above, where it takes no room of its own: every
+    /// queued call holds a waiter.)
     let priority: RequestPriority
     /// The line it waits in, while it does.
     var line: HostLine?

@@ -11,9 +11,9 @@ extension NetworkProvider {
     /// cancelled, or at its own deadline, it leaves at once; the `URLSessionTask` is cancelled when the last
     /// member waiting for it left.
     ///
-    /// An exchange this member starts takes its slot (see ``CallSlots``) with no task waiting for it — the
-    /// exchange waits in the queue itself, in `send`'s call's place —; the slot goes with the `URLSessionTask`, which gives it back when it
-    /// completes. Its idle timeout starts with the task, after the wait. A frame of its own: inlined into
+    /// An exchange this member starts takes its slot (see ``CallSlots``) with no task waiting for it: the
+    /// exchange waits in the queue itself, in `send`'s call's place. The slot goes with the `URLSessionTask`,
+    /// which gives it back when it completes. Its idle timeout starts with the task, after the wait. A frame of its own: inlined into
     /// its callers, it made their frame outgrow its task-allocator slab, and a waiting call held one more
     /// (6.15 KiB per queued call inlined, 6.00 not).
     @inline(never)
@@ -42,16 +42,16 @@ extension NetworkProvider {
         transfer.arrival = send.context.queueArrival   // its starter's place, which `take` gave it (not queued yet: no lock)
         transfer.queuedAt = DispatchTime.now().uptimeNanoseconds
         let events = self.events
-        let queued = slots.enqueue(
+        // Taken out when every member left (``CallGroups``), even before it is queued: it is its own waiter.
+        _ = slots.enqueue(
             transfer, for: origin, resumption: .exchange(transfer),
             whenQueued: events.isEmpty ? nil : { events.send { $0.queueWaitDidStart(origin: origin, context: send.context) } })
-        if queued { callGroups.queued(transfer) }
     }
 
     /// `transfer` waited in the queue (see ``begin(_:)``) and got its slot, or left with `result`'s error
     /// (every member left, ``SlotWaiter/leave(because:)``). Its wait is its starter's call's.
     func slotGranted(to transfer: SharedTransfer, _ result: Result<HostLine, NetworkError>) {
-        if transfer.wasQueued, transfer.queuedAt != 0 {   // it was queued (told in begin): its wait ends
+        if transfer.wasQueued {   // it was queued (told in begin): its wait ends
             let context = transfer.send.context
             let duration = DispatchTime(uptimeNanoseconds: transfer.queuedAt).secondsElapsed
             context.queueWait += duration
